@@ -1,0 +1,65 @@
+/*
+ * The rfs: driver: MPI-IO on a file that lives on a remote rfsd server.
+ * File names are rfs:HOST:PORT:/PATH (ROMIO strips "rfs:" before the
+ * driver sees them). See docs/rfs.md.
+ */
+#ifndef AD_RFS_H_INCLUDED
+#define AD_RFS_H_INCLUDED
+
+#include "adio.h"
+#include "proto/rfs_client.h"
+
+/* Hints of this driver (docs/rfs.md), with their defaults. */
+#define ADIOI_RFS_DEFAULT_TIMEOUT 120   /* seconds */
+
+/* fd->fs_ptr: one connection per open file, the file is handle 0 on it. */
+typedef struct ADIOI_RFS_File {
+    struct rfs_client client;
+    char host[256];
+    char port[16];
+    const char *path;           /* in fd->filename, on the server */
+    int connected;
+    uint32_t open_flags;        /* RFS_O_* of the open */
+    uint32_t open_mode;         /* permissions for a created file */
+    int defer_open;             /* rfs_defer_open: OPEN rides on the next request */
+    int defer_close;            /* rfs_defer_close: do not wait for CLOSE's reply */
+    int timeout_s;              /* rfs_timeout */
+} ADIOI_RFS_File;
+
+#define ADIOI_RFS_HANDLE 0
+
+/* ad_rfs_common.c */
+int ADIOI_RFS_Parse_name(const char *name, char *host, size_t hostlen, char *port,
+                         size_t portlen, const char **path);
+int ADIOI_RFS_Connect(ADIOI_RFS_File *f);
+int ADIOI_RFS_Ready(ADIOI_RFS_File *f);
+void ADIOI_RFS_Get_hints(ADIO_File fd, ADIOI_RFS_File *f);
+int ADIOI_RFS_Error(int rc, const char *myname, const ADIOI_RFS_File *f, const char *what);
+MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                               int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                               int is_write, int *error_code);
+
+void ADIOI_RFS_Open(ADIO_File fd, int *error_code);
+void ADIOI_RFS_Close(ADIO_File fd, int *error_code);
+void ADIOI_RFS_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                          int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                          int *error_code);
+void ADIOI_RFS_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                           int *error_code);
+void ADIOI_RFS_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
+                           int *error_code);
+void ADIOI_RFS_IwriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
+                            int *error_code);
+void ADIOI_RFS_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *error_code);
+void ADIOI_RFS_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
+void ADIOI_RFS_Flush(ADIO_File fd, int *error_code);
+void ADIOI_RFS_Delete(const char *filename, int *error_code);
+void ADIOI_RFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
+int ADIOI_RFS_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
+                      ADIO_Offset len);
+int ADIOI_RFS_Feature(ADIO_File fd, int flag);
+
+#endif /* AD_RFS_H_INCLUDED */

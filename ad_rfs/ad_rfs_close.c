@@ -1,0 +1,27 @@
+/*
+ * Close: CLOSE on the server, then drop the connection. With
+ * rfs_defer_close the CLOSE is sent but its reply not awaited (the server
+ * closes the file when it reads it, or when the connection ends); an
+ * error of that close is then not reported.
+ */
+#include "ad_rfs.h"
+
+void ADIOI_RFS_Close(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_RFS_CLOSE";
+    ADIOI_RFS_File *f = fd->fs_ptr;
+    int rc = 0;
+
+    *error_code = MPI_SUCCESS;
+    if (!f)
+        return;
+    if (f->connected) {
+        rc = f->defer_close ? rfs_close_nowait(&f->client, ADIOI_RFS_HANDLE)
+                            : rfs_close(&f->client, ADIOI_RFS_HANDLE);
+        rfs_client_close(&f->client);
+    }
+    if (rc != 0)
+        *error_code = ADIOI_RFS_Error(rc, myname, f, "close");
+    ADIOI_Free(f);
+    fd->fs_ptr = NULL;
+}

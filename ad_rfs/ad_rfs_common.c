@@ -1,0 +1,183 @@
+/*
+ * What the rfs: entry points share: the file name, the connection, hints
+ * as the file holds them, the mapping of failures to MPI error classes,
+ * and contiguous transfers.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad_rfs.h"
+#include "adio_extern.h"
+
+/*
+ * HOST:PORT:/PATH, HOST may be [IPv6]. The path must be absolute: ROMIO
+ * builds the shared-file-pointer file's name from the directory part.
+ */
+int ADIOI_RFS_Parse_name(const char *name, char *host, size_t hostlen, char *port,
+                         size_t portlen, const char **path)
+{
+    const char *h = name, *hend;
+    if (*h == '[') {
+        hend = strchr(++h, ']');
+        if (!hend || hend[1] != ':')
+            return -1;
+    } else {
+        hend = strchr(h, ':');
+        if (!hend)
+            return -1;
+    }
+    const char *p = hend + (*hend == ']' ? 2 : 1);
+    const char *pend = strchr(p, ':');
+    if (!pend || pend == p || hend == h)
+        return -1;
+    size_t hl = (size_t) (hend - h), pl = (size_t) (pend - p);
+    if (hl >= hostlen || pl >= portlen || strspn(p, "0123456789") != pl)
+        return -1;
+    if (pend[1] != '/')
+        return -1;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    memcpy(port, p, pl);
+    port[pl] = '\0';
+    *path = pend + 1;
+    return 0;
+}
+
+int ADIOI_RFS_Connect(ADIOI_RFS_File *f)
+{
+    int rc = rfs_client_connect(&f->client, &net_tcp_transport, f->host, f->port,
+                                f->timeout_s * 1000);
+    f->connected = rc == 0;
+    return rc;
+}
+
+static int hint_enabled(MPI_Info info, const char *key)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    if (info == MPI_INFO_NULL)
+        return 0;
+    ADIOI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
+    return flag && strcmp(value, "enable") == 0;
+}
+
+/* The hints as SetInfo installed them in fd->info. */
+void ADIOI_RFS_Get_hints(ADIO_File fd, ADIOI_RFS_File *f)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    f->defer_open = hint_enabled(fd->info, "rfs_defer_open");
+    f->defer_close = hint_enabled(fd->info, "rfs_defer_close");
+    f->timeout_s = ADIOI_RFS_DEFAULT_TIMEOUT;
+    if (fd->info != MPI_INFO_NULL)
+        ADIOI_Info_get(fd->info, "rfs_timeout", MPI_MAX_INFO_VAL, value, &flag);
+    if (flag && atoi(value) > 0)
+        f->timeout_s = atoi(value);
+}
+
+static int class_of_status(int status, const char **key, const char **key_s)
+{
+    *key = "**io";
+    *key_s = "**io %s";
+    switch (status) {
+    case RFS_E_NOENT:
+    case RFS_E_NOTDIR:
+        *key = "**filenoexist";
+        *key_s = "**filenoexist %s";
+        return MPI_ERR_NO_SUCH_FILE;
+    case RFS_E_ACCES:
+    case RFS_E_ESCAPE:
+        *key = "**fileaccess";
+        *key_s = "**fileaccess %s";
+        return MPI_ERR_ACCESS;
+    case RFS_E_EXIST: return MPI_ERR_FILE_EXISTS;
+    case RFS_E_NOSPC: return MPI_ERR_NO_SPACE;
+    case RFS_E_DQUOT: return MPI_ERR_QUOTA;
+    case RFS_E_ROFS: return MPI_ERR_READ_ONLY;
+    case RFS_E_ISDIR:
+    case RFS_E_NAMETOOLONG:
+    case RFS_E_INVAL:
+        *key = "**filename";
+        *key_s = "**filename %s";
+        return MPI_ERR_BAD_FILE;
+    case RFS_E_BADF: return MPI_ERR_AMODE;
+    default: return MPI_ERR_IO;
+    }
+}
+
+/*
+ * rc: 0, an rfs_status from the server, or a negative errno of the
+ * transport. The message names the server, what was done and why it
+ * failed.
+ */
+int ADIOI_RFS_Error(int rc, const char *myname, const ADIOI_RFS_File *f, const char *what)
+{
+    char msg[1024];
+    const char *key, *key_s;
+    int errclass;
+    if (rc == 0)
+        return MPI_SUCCESS;
+    if (rc < 0) {
+        errclass = MPI_ERR_IO;
+        key = "**io";
+        key_s = "**io %s";
+        snprintf(msg, sizeof msg, "rfs server %s:%s: %s %s: %s", f->host, f->port, what,
+                 f->path ? f->path : "", rc == -ETIMEDOUT ? "no answer within rfs_timeout"
+                 : rc == -ECONNRESET || rc == -ENOTCONN ? "connection lost"
+                 : strerror(-rc));
+    } else {
+        errclass = class_of_status(rc, &key, &key_s);
+        snprintf(msg, sizeof msg, "rfs server %s:%s: %s %s: %s", f->host, f->port, what,
+                 f->path ? f->path : "", rfs_status_str(rc));
+    }
+    return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__, errclass,
+                                key, key_s, msg);
+}
+
+/* With rfs_defer_open the first request connects and carries the OPEN. */
+int ADIOI_RFS_Ready(ADIOI_RFS_File *f)
+{
+    if (f->connected)
+        return 0;
+    int rc = ADIOI_RFS_Connect(f);
+    if (rc == 0)
+        rc = rfs_open_deferred(&f->client, ADIOI_RFS_HANDLE, f->path, f->open_flags,
+                               f->open_mode);
+    return rc;
+}
+
+/* Returns the bytes transferred (0 on error). */
+MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                               int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                               int is_write, int *error_code)
+{
+    static char myname[] = "ADIOI_RFS_CONTIG_IO";
+    ADIOI_RFS_File *f = fd->fs_ptr;
+    MPI_Count type_size;
+    MPI_Type_size_x(datatype, &type_size);
+    uint64_t len = (uint64_t) type_size * (uint64_t) count, done = len;
+
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        offset = fd->fp_ind;
+    int rc = 0;
+    if (len > 0) {
+        rc = ADIOI_RFS_Ready(f);
+        if (rc == 0 && is_write)
+            rc = rfs_pwrite(&f->client, ADIOI_RFS_HANDLE, buf, len, (uint64_t) offset);
+        else if (rc == 0)
+            rc = rfs_pread(&f->client, ADIOI_RFS_HANDLE, buf, len, (uint64_t) offset, &done);
+    }
+    if (rc != 0) {
+        *error_code = ADIOI_RFS_Error(rc, myname, f, is_write ? "write" : "read");
+        return 0;
+    }
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        fd->fp_ind += (ADIO_Offset) done;
+    fd->fp_sys_posn = offset + (ADIO_Offset) done;
+#ifdef HAVE_STATUS_SET_BYTES
+    MPIR_Status_set_bytes(status, datatype, (MPI_Count) done);
+#endif
+    *error_code = MPI_SUCCESS;
+    return (MPI_Offset) done;
+}

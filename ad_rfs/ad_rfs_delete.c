@@ -1,0 +1,27 @@
+/* Delete: ROMIO passes only the name, so connect just for the UNLINK. */
+#include <string.h>
+
+#include "ad_rfs.h"
+#include "adio_extern.h"
+
+void ADIOI_RFS_Delete(const char *filename, int *error_code)
+{
+    static char myname[] = "ADIOI_RFS_DELETE";
+    ADIOI_RFS_File f;
+
+    memset(&f, 0, sizeof f);
+    if (ADIOI_RFS_Parse_name(filename, f.host, sizeof f.host, f.port, sizeof f.port,
+                             &f.path) != 0) {
+        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                           MPI_ERR_BAD_FILE, "**filename", "**filename %s",
+                                           "rfs: expected rfs:HOST:PORT:/PATH");
+        return;
+    }
+    f.timeout_s = ADIOI_RFS_DEFAULT_TIMEOUT;
+    int rc = ADIOI_RFS_Connect(&f);
+    if (rc == 0)
+        rc = rfs_unlink(&f.client, f.path);
+    if (f.connected)
+        rfs_client_close(&f.client);
+    *error_code = ADIOI_RFS_Error(rc, myname, &f, "delete");
+}

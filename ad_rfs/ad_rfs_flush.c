@@ -1,0 +1,12 @@
+/* Flush: MPI_File_sync makes the data durable on the server (fsync). */
+#include "ad_rfs.h"
+
+void ADIOI_RFS_Flush(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_RFS_FLUSH";
+    ADIOI_RFS_File *f = fd->fs_ptr;
+    int rc = ADIOI_RFS_Ready(f);
+    if (rc == 0)
+        rc = rfs_fsync(&f->client, ADIOI_RFS_HANDLE);
+    *error_code = ADIOI_RFS_Error(rc, myname, f, "sync");
+}

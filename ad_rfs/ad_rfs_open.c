@@ -1,0 +1,76 @@
+/*
+ * Open: parse HOST:PORT:/PATH, connect, send OPEN (or queue it for the
+ * next request with rfs_defer_open). One connection per open file keeps
+ * server-side locks per file handle, as MPI expects of separate opens.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ad_rfs.h"
+#include "adio_extern.h"
+
+static uint32_t rfs_flags(int access_mode)
+{
+    uint32_t flags = access_mode & ADIO_RDWR ? RFS_O_RDWR
+                   : access_mode & ADIO_WRONLY ? RFS_O_WRONLY : RFS_O_RDONLY;
+    if (access_mode & ADIO_CREATE)
+        flags |= RFS_O_CREAT;
+    if (access_mode & ADIO_EXCL)
+        flags |= RFS_O_EXCL;
+    return flags;
+}
+
+static uint32_t create_mode(ADIO_File fd)
+{
+    if (fd->perm != ADIO_PERM_NULL)
+        return (uint32_t) fd->perm;
+    return 0666;                /* the server's umask applies */
+}
+
+/* An open must answer at once when its outcome is needed before any I/O:
+ * creating (EXCL must fail here) and appending (needs the size). */
+static int may_defer(const ADIOI_RFS_File *f, int access_mode)
+{
+    return f->defer_open && !(access_mode & (ADIO_CREATE | ADIO_EXCL | ADIO_APPEND));
+}
+
+void ADIOI_RFS_Open(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_RFS_OPEN";
+    ADIOI_RFS_File *f = ADIOI_Calloc(1, sizeof *f);
+
+    fd->fd_sys = -1;
+    fd->fd_direct = -1;
+    if (ADIOI_RFS_Parse_name(fd->filename, f->host, sizeof f->host, f->port, sizeof f->port,
+                             &f->path) != 0) {
+        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                           MPI_ERR_BAD_FILE, "**filename", "**filename %s",
+                                           "rfs: expected rfs:HOST:PORT:/PATH");
+        ADIOI_Free(f);
+        return;
+    }
+    ADIOI_RFS_Get_hints(fd, f);
+    f->open_flags = rfs_flags(fd->access_mode);
+    f->open_mode = create_mode(fd);
+
+    int rc = 0;
+    struct rfs_stat st = { 0, 0 };
+    if (!may_defer(f, fd->access_mode)) {
+        rc = ADIOI_RFS_Connect(f);
+        if (rc == 0)
+            rc = rfs_open(&f->client, ADIOI_RFS_HANDLE, f->path, f->open_flags, f->open_mode,
+                          &st);
+    }
+    if (rc != 0) {
+        *error_code = ADIOI_RFS_Error(rc, myname, f, "open");
+        if (f->connected)
+            rfs_client_close(&f->client);
+        ADIOI_Free(f);
+        return;
+    }
+    if (fd->access_mode & ADIO_APPEND)
+        fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset) st.size;
+    fd->fs_ptr = f;
+    *error_code = MPI_SUCCESS;
+}

@@ -1,0 +1,10 @@
+#include "ad_rfs.h"
+
+void ADIOI_RFS_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                           int *error_code)
+{
+    /* The transfer only reads from buf on writes. */
+    ADIOI_RFS_Contig_io(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
+                        error_code);
+}

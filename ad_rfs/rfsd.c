@@ -1,0 +1,309 @@
+/*
+ * rfsd: the server of the rfs: driver (and, later, of rdma:'s stripes).
+ *
+ *   rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE]
+ *        [--threads N] [--log-level error|warn|info|debug]
+ *
+ * Serves the files under DIR, one worker thread per connection, at most N
+ * connections at once (more wait in the listen backlog). SIGTERM or SIGINT
+ * stop it cleanly: no new connections, open connections are shut down,
+ * every worker is joined. No MPI here.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net/net.h"
+#include "server/rfs_log.h"
+#include "server/rfs_server.h"
+
+struct worker {
+    pthread_t thread;
+    struct net_conn *conn;
+    char peer[INET6_ADDRSTRLEN + 8];
+    int used;                   /* slot taken (thread running or not yet joined) */
+    int done;                   /* thread finished, waiting to be joined */
+};
+
+static struct {
+    struct rfs_server server;
+    struct worker *workers;
+    int nworkers;
+    pthread_mutex_t lock;
+    int wake[2];                /* self-pipe: signals and finished workers */
+    volatile sig_atomic_t stop;
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = { -1, -1 } };
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    if (sig != SIGUSR1) {
+        g.stop = 1;
+        ssize_t ignored = write(g.wake[1], "s", 1);
+        (void) ignored;
+    }
+    errno = saved;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE]\n"
+                 "            [--threads N] [--log-level error|warn|info|debug]\n");
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    rfs_log(RFS_LOG_INFO, "%s: connected", w->peer);
+    int rc = rfs_serve_connection(&g.server, w->conn, w->peer);
+    if (rc < 0)
+        rfs_log(RFS_LOG_INFO, "%s: connection ended: %s", w->peer, strerror(-rc));
+    else
+        rfs_log(RFS_LOG_INFO, "%s: disconnected", w->peer);
+    pthread_mutex_lock(&g.lock);
+    w->done = 1;
+    pthread_mutex_unlock(&g.lock);
+    ssize_t ignored = write(g.wake[1], "w", 1);
+    (void) ignored;
+    return NULL;
+}
+
+/* Join finished workers; returns the number of free slots. */
+static int reap_workers(void)
+{
+    int free_slots = 0;
+    pthread_mutex_lock(&g.lock);
+    for (int i = 0; i < g.nworkers; i++) {
+        struct worker *w = &g.workers[i];
+        if (w->used && w->done) {
+            pthread_join(w->thread, NULL);
+            net_close(w->conn);
+            memset(w, 0, sizeof *w);
+        }
+        free_slots += !w->used;
+    }
+    pthread_mutex_unlock(&g.lock);
+    return free_slots;
+}
+
+static void peer_name(int fd, char *out, size_t len)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (getpeername(fd, (struct sockaddr *) &ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET6) {
+            inet_ntop(AF_INET6, &((struct sockaddr_in6 *) &ss)->sin6_addr, host, sizeof host);
+            port = ntohs(((struct sockaddr_in6 *) &ss)->sin6_port);
+        } else {
+            inet_ntop(AF_INET, &((struct sockaddr_in *) &ss)->sin_addr, host, sizeof host);
+            port = ntohs(((struct sockaddr_in *) &ss)->sin_port);
+        }
+    }
+    snprintf(out, len, "%s:%d", host, port);
+}
+
+static void start_worker(int fd)
+{
+    struct worker *w = NULL;
+    pthread_mutex_lock(&g.lock);
+    for (int i = 0; i < g.nworkers && !w; i++)
+        if (!g.workers[i].used)
+            w = &g.workers[i];
+    if (w)
+        w->used = 1;
+    pthread_mutex_unlock(&g.lock);
+
+    /* No send timeout: a slow reader must not lose replies; keepalive
+     * notices a peer that disappeared. */
+    struct net_opts opts = { .timeout_ms = 0 };
+    if (!w || net_tcp_wrap(fd, &opts, &w->conn) < 0) {
+        rfs_log(RFS_LOG_ERROR, "cannot take a new connection");
+        close(fd);
+        if (w) {
+            pthread_mutex_lock(&g.lock);
+            w->used = 0;
+            pthread_mutex_unlock(&g.lock);
+        }
+        return;
+    }
+    peer_name(fd, w->peer, sizeof w->peer);
+    int rc = pthread_create(&w->thread, NULL, worker_main, w);
+    if (rc != 0) {
+        rfs_log(RFS_LOG_ERROR, "pthread_create: %s", strerror(rc));
+        net_close(w->conn);
+        pthread_mutex_lock(&g.lock);
+        memset(w, 0, sizeof *w);
+        pthread_mutex_unlock(&g.lock);
+    }
+}
+
+static void accept_loop(int lfd)
+{
+    while (!g.stop) {
+        int free_slots = reap_workers();
+        struct pollfd p[2] = { { .fd = g.wake[0], .events = POLLIN },
+                               { .fd = lfd, .events = POLLIN } };
+        /* With every worker busy, leave new connections in the backlog. */
+        int n = poll(p, free_slots > 0 ? 2 : 1, -1);
+        if (n < 0 && errno != EINTR) {
+            rfs_log(RFS_LOG_ERROR, "poll: %s", strerror(errno));
+            break;
+        }
+        if (n > 0 && p[0].revents) {
+            char drain[64];
+            ssize_t ignored = read(g.wake[0], drain, sizeof drain);
+            (void) ignored;
+        }
+        if (n > 0 && free_slots > 0 && p[1].revents & POLLIN) {
+            int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+            if (fd >= 0)
+                start_worker(fd);
+            else if (errno != EINTR && errno != ECONNABORTED)
+                rfs_log(RFS_LOG_WARN, "accept: %s", strerror(errno));
+        }
+    }
+}
+
+/* Shut every connection down, wake workers blocked in a lock wait, join. */
+static void stop_workers(void)
+{
+    pthread_mutex_lock(&g.lock);
+    for (int i = 0; i < g.nworkers; i++) {
+        struct worker *w = &g.workers[i];
+        if (w->used && !w->done) {
+            shutdown(net_tcp_fd(w->conn), SHUT_RDWR);
+            pthread_kill(w->thread, SIGUSR1);
+        }
+    }
+    pthread_mutex_unlock(&g.lock);
+    for (int i = 0; i < g.nworkers; i++) {
+        struct worker *w = &g.workers[i];
+        if (w->used) {
+            pthread_join(w->thread, NULL);
+            net_close(w->conn);
+        }
+    }
+}
+
+static int write_port_file(const char *path, int port)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int) getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -errno;
+    fprintf(f, "%d\n", port);
+    if (fclose(f) != 0 || rename(tmp, path) < 0) {
+        int rc = -errno;
+        unlink(tmp);
+        return rc;
+    }
+    return 0;
+}
+
+static int install_signals(void)
+{
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigemptyset(&sa.sa_mask);
+    /* No SA_RESTART: SIGUSR1 must interrupt a worker's lock wait. */
+    if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0 ||
+        sigaction(SIGUSR1, &sa, NULL) < 0)
+        return -errno;
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *root = NULL, *bind_addr = "127.0.0.1", *port = "0", *port_file = NULL;
+    int threads = 64;
+    static const struct option opts[] = {
+        { "root", required_argument, NULL, 'r' }, { "bind", required_argument, NULL, 'b' },
+        { "port", required_argument, NULL, 'p' }, { "port-file", required_argument, NULL, 'f' },
+        { "threads", required_argument, NULL, 't' },
+        { "log-level", required_argument, NULL, 'l' }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    int c, level;
+    char *end;
+    while ((c = getopt_long(argc, argv, "r:b:p:f:t:l:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'r': root = optarg; break;
+        case 'b': bind_addr = optarg; break;
+        case 'p': port = optarg; break;
+        case 'f': port_file = optarg; break;
+        case 't':
+            threads = (int) strtol(optarg, &end, 10);
+            if (*end || threads < 1 || threads > 4096) {
+                fprintf(stderr, "rfsd: --threads must be 1..4096\n");
+                return 2;
+            }
+            break;
+        case 'l':
+            if ((level = rfs_log_parse_level(optarg)) < 0) {
+                fprintf(stderr, "rfsd: unknown log level %s\n", optarg);
+                return 2;
+            }
+            rfs_log_set_level((enum rfs_log_level) level);
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!root || optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+
+    int rc = rfs_server_init(&g.server, root);
+    if (rc < 0) {
+        rfs_log(RFS_LOG_ERROR, "export root %s: %s", root, strerror(-rc));
+        return 1;
+    }
+    int lfd, bound;
+    if (pipe2(g.wake, O_CLOEXEC | O_NONBLOCK) < 0 || install_signals() < 0) {
+        rfs_log(RFS_LOG_ERROR, "setup: %s", strerror(errno));
+        return 1;
+    }
+    if ((rc = net_tcp_listen(bind_addr, port, &lfd, &bound)) < 0) {
+        rfs_log(RFS_LOG_ERROR, "listen on %s:%s: %s", bind_addr, port, strerror(-rc));
+        return 1;
+    }
+    g.nworkers = threads;
+    g.workers = calloc((size_t) threads, sizeof *g.workers);
+    if (!g.workers) {
+        rfs_log(RFS_LOG_ERROR, "out of memory");
+        return 1;
+    }
+    if (port_file && (rc = write_port_file(port_file, bound)) < 0) {
+        rfs_log(RFS_LOG_ERROR, "port file %s: %s", port_file, strerror(-rc));
+        return 1;
+    }
+    rfs_log(RFS_LOG_INFO, "serving %s on %s port %d (%d workers)", root, bind_addr, bound,
+            threads);
+
+    accept_loop(lfd);
+
+    rfs_log(RFS_LOG_INFO, "shutting down");
+    close(lfd);
+    stop_workers();
+    free(g.workers);
+    rfs_server_fini(&g.server);
+    rfs_log(RFS_LOG_INFO, "stopped");
+    return 0;
+}

@@ -1,0 +1,72 @@
+/*
+ * Stream transports: the four calls of the RFS paper (connect, write n
+ * bytes, read n bytes, close) plus writev, behind a table so that another
+ * transport can be dropped in under the same client and server code.
+ * No MPI here. Every call returns 0 or a negative errno value; a peer that
+ * closes the stream mid-message gives -ECONNRESET, an expired timeout
+ * -ETIMEDOUT.
+ */
+#ifndef NET_H_INCLUDED
+#define NET_H_INCLUDED
+
+#include <stddef.h>
+#include <sys/uio.h>
+
+struct net_conn;
+
+struct net_opts {
+    int timeout_ms;             /* connect, send and receive timeout; <= 0: none */
+};
+
+struct net_transport {
+    const char *name;
+    int (*connect)(const char *host, const char *port, const struct net_opts *opts,
+                   struct net_conn **out);
+    int (*writev)(struct net_conn *conn, const struct iovec *iov, int iovcnt);
+    int (*readn)(struct net_conn *conn, void *buf, size_t len);
+    void (*close)(struct net_conn *conn);
+};
+
+/* Every transport's connection starts with this. */
+struct net_conn {
+    const struct net_transport *transport;
+};
+
+extern const struct net_transport net_tcp_transport;
+
+static inline int net_connect(const struct net_transport *t, const char *host, const char *port,
+                              const struct net_opts *opts, struct net_conn **out)
+{
+    return t->connect(host, port, opts, out);
+}
+
+static inline int net_writev(struct net_conn *c, const struct iovec *iov, int iovcnt)
+{
+    return c->transport->writev(c, iov, iovcnt);
+}
+
+static inline int net_writen(struct net_conn *c, const void *buf, size_t len)
+{
+    struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+    return c->transport->writev(c, &iov, 1);
+}
+
+static inline int net_readn(struct net_conn *c, void *buf, size_t len)
+{
+    return c->transport->readn(c, buf, len);
+}
+
+static inline void net_close(struct net_conn *c)
+{
+    if (c)
+        c->transport->close(c);
+}
+
+/* TCP server side: listen on ADDR:PORT (port "0" picks a free one). */
+int net_tcp_listen(const char *addr, const char *port, int *listen_fd, int *bound_port);
+/* Wrap an accepted socket as a connection (takes ownership of fd). */
+int net_tcp_wrap(int fd, const struct net_opts *opts, struct net_conn **out);
+/* The socket under a TCP connection, for shutdown() at server exit. */
+int net_tcp_fd(const struct net_conn *c);
+
+#endif /* NET_H_INCLUDED */

@@ -1,0 +1,311 @@
+/*
+ * rfs client calls: encode a request, send it (with a deferred OPEN in
+ * front of it if one is queued), read and validate the reply.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "proto/rfs_client.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rfs_call {
+    uint16_t op;
+    struct rfs_req req;
+    const void *out;            /* path or data after the fixed part */
+    uint64_t out_len;
+    void *in;                   /* where reply data goes (PREAD) */
+    uint64_t in_max;
+    struct rfs_rep rep;         /* out: reply fixed part */
+    uint64_t in_len;            /* out: reply data bytes */
+};
+
+struct rfs_frame {
+    uint8_t hdr[RFS_HDR_SIZE];
+    uint8_t fixed[RFS_REQ_FIXED];
+    uint32_t tag;
+};
+
+static int fail(struct rfs_client *c, int rc)
+{
+    c->broken = rc;
+    return rc;
+}
+
+static void frame_build(struct rfs_client *c, uint16_t op, const struct rfs_req *req,
+                        uint64_t var_len, struct rfs_frame *f)
+{
+    struct rfs_hdr h = {
+        .magic = RFS_MAGIC, .version = RFS_VERSION, .op = op, .tag = c->next_tag++,
+        .status = 0, .len = RFS_REQ_FIXED + var_len
+    };
+    f->tag = h.tag;
+    rfs_hdr_encode(&h, f->hdr);
+    rfs_req_encode(req, f->fixed);
+}
+
+static int add_frame(struct iovec *iov, int n, struct rfs_frame *f, const void *var,
+                     uint64_t var_len)
+{
+    iov[n++] = (struct iovec) { f->hdr, sizeof f->hdr };
+    iov[n++] = (struct iovec) { f->fixed, sizeof f->fixed };
+    if (var_len)
+        iov[n++] = (struct iovec) { (void *) var, (size_t) var_len };
+    return n;
+}
+
+/* Read one reply; its data (at most max_data bytes) goes to `in`. Returns
+ * the reply's status, or a negative errno when the stream is unusable. */
+static int recv_reply(struct rfs_client *c, uint16_t op, uint32_t tag, void *in,
+                      uint64_t max_data, struct rfs_rep *rep, uint64_t *in_len)
+{
+    uint8_t hbuf[RFS_HDR_SIZE], fbuf[RFS_REP_FIXED];
+    struct rfs_hdr h;
+    int rc = net_readn(c->conn, hbuf, sizeof hbuf);
+    if (rc < 0)
+        return fail(c, rc);
+    if (rfs_hdr_decode(hbuf, &h) != RFS_OK || rfs_rep_validate(&h, op, tag, max_data) != RFS_OK)
+        return fail(c, -EPROTO);
+    rc = net_readn(c->conn, fbuf, sizeof fbuf);
+    if (rc < 0)
+        return fail(c, rc);
+    rfs_rep_decode(fbuf, rep);
+    *in_len = h.len - RFS_REP_FIXED;
+    if (*in_len) {
+        rc = net_readn(c->conn, in, (size_t) *in_len);
+        if (rc < 0)
+            return fail(c, rc);
+    }
+    return h.status;
+}
+
+/* Skip the reply of a request sent without waiting (only CLOSE is). */
+static int skip_reply(struct rfs_client *c)
+{
+    uint8_t hbuf[RFS_HDR_SIZE], fbuf[RFS_REP_FIXED];
+    struct rfs_hdr h;
+    int rc = net_readn(c->conn, hbuf, sizeof hbuf);
+    if (rc < 0)
+        return fail(c, rc);
+    if (rfs_hdr_decode(hbuf, &h) != RFS_OK || h.op != (RFS_OP_CLOSE | RFS_REPLY) ||
+        h.len != RFS_REP_FIXED)
+        return fail(c, -EPROTO);
+    rc = net_readn(c->conn, fbuf, sizeof fbuf);
+    return rc < 0 ? fail(c, rc) : 0;
+}
+
+static int call(struct rfs_client *c, struct rfs_call *k)
+{
+    if (c->broken)
+        return -ENOTCONN;
+
+    struct rfs_frame open_frame, frame;
+    struct iovec iov[6];
+    int n = 0;
+    int sent_open = c->open_pending;
+    if (sent_open) {
+        frame_build(c, RFS_OP_OPEN, &c->open_req, c->open_req.aux, &open_frame);
+        n = add_frame(iov, n, &open_frame, c->open_path, c->open_req.aux);
+        c->open_pending = 0;
+    }
+    frame_build(c, k->op, &k->req, k->out_len, &frame);
+    n = add_frame(iov, n, &frame, k->out, k->out_len);
+    int rc = net_writev(c->conn, iov, n);
+    if (rc < 0)
+        return fail(c, rc);
+
+    for (; c->unread_replies > 0; c->unread_replies--) {
+        rc = skip_reply(c);
+        if (rc < 0)
+            return rc;
+    }
+    if (sent_open) {
+        uint64_t ignored;
+        c->open_status = recv_reply(c, RFS_OP_OPEN, open_frame.tag, NULL, 0, &c->open_rep,
+                                    &ignored);
+        free(c->open_path);
+        c->open_path = NULL;
+        if (c->open_status < 0)
+            return c->open_status;
+    }
+    rc = recv_reply(c, k->op, frame.tag, k->in, k->in_max, &k->rep, &k->in_len);
+    /* A failed deferred open explains the failure of the request behind it. */
+    if (sent_open && c->open_status != RFS_OK && rc >= 0)
+        return c->open_status;
+    return rc;
+}
+
+int rfs_client_connect(struct rfs_client *c, const struct net_transport *t, const char *host,
+                       const char *port, int timeout_ms)
+{
+    memset(c, 0, sizeof *c);
+    c->next_tag = 1;
+    struct net_opts opts = { .timeout_ms = timeout_ms };
+    int rc = net_connect(t, host, port, &opts, &c->conn);
+    if (rc < 0) {
+        c->conn = NULL;
+        c->broken = rc;
+    }
+    return rc;
+}
+
+void rfs_client_close(struct rfs_client *c)
+{
+    net_close(c->conn);
+    free(c->open_path);
+    memset(c, 0, sizeof *c);
+}
+
+static int path_call(struct rfs_client *c, uint16_t op, struct rfs_req *req, const char *path,
+                     struct rfs_call *k)
+{
+    size_t len = strlen(path);
+    if (len == 0 || len > RFS_MAX_PATH)
+        return len ? RFS_E_NAMETOOLONG : RFS_E_INVAL;
+    req->aux = (uint32_t) len;
+    *k = (struct rfs_call) { .op = op, .req = *req, .out = path, .out_len = len };
+    return call(c, k);
+}
+
+int rfs_open(struct rfs_client *c, uint32_t handle, const char *path, uint32_t flags,
+             uint32_t mode, struct rfs_stat *st)
+{
+    struct rfs_req req = { .handle = handle, .flags = flags, .mode = mode };
+    struct rfs_call k;
+    int rc = path_call(c, RFS_OP_OPEN, &req, path, &k);
+    if (rc == RFS_OK && st)
+        *st = (struct rfs_stat) { .size = k.rep.value, .blksize = k.rep.blksize };
+    return rc;
+}
+
+int rfs_open_deferred(struct rfs_client *c, uint32_t handle, const char *path, uint32_t flags,
+                      uint32_t mode)
+{
+    size_t len = strlen(path);
+    if (len == 0 || len > RFS_MAX_PATH)
+        return len ? RFS_E_NAMETOOLONG : RFS_E_INVAL;
+    char *copy = strdup(path);
+    if (!copy)
+        return -ENOMEM;
+    free(c->open_path);
+    c->open_path = copy;
+    c->open_req = (struct rfs_req) { .handle = handle, .flags = flags, .mode = mode,
+                                     .aux = (uint32_t) len };
+    c->open_pending = 1;
+    c->open_status = RFS_OK;
+    return 0;
+}
+
+static int handle_call(struct rfs_client *c, uint16_t op, uint32_t handle, uint64_t offset,
+                       uint64_t length, struct rfs_call *k)
+{
+    *k = (struct rfs_call) { .op = op,
+                             .req = { .handle = handle, .offset = offset, .length = length } };
+    return call(c, k);
+}
+
+int rfs_close(struct rfs_client *c, uint32_t handle)
+{
+    struct rfs_call k;
+    return handle_call(c, RFS_OP_CLOSE, handle, 0, 0, &k);
+}
+
+int rfs_close_nowait(struct rfs_client *c, uint32_t handle)
+{
+    if (c->broken)
+        return -ENOTCONN;
+    struct rfs_req req = { .handle = handle };
+    struct rfs_frame f;
+    struct iovec iov[3];
+    frame_build(c, RFS_OP_CLOSE, &req, 0, &f);
+    int rc = net_writev(c->conn, iov, add_frame(iov, 0, &f, NULL, 0));
+    if (rc < 0)
+        return fail(c, rc);
+    c->unread_replies++;
+    return 0;
+}
+
+int rfs_pread(struct rfs_client *c, uint32_t handle, void *buf, uint64_t len, uint64_t offset,
+              uint64_t *done)
+{
+    *done = 0;
+    while (*done < len) {
+        uint64_t chunk = len - *done < RFS_CLIENT_CHUNK ? len - *done : RFS_CLIENT_CHUNK;
+        struct rfs_call k = { .op = RFS_OP_PREAD,
+                              .req = { .handle = handle, .offset = offset + *done,
+                                       .length = chunk },
+                              .in = (char *) buf + *done, .in_max = chunk };
+        int rc = call(c, &k);
+        if (rc != RFS_OK)
+            return rc;
+        *done += k.in_len;
+        if (k.in_len < chunk)
+            break;              /* end of file */
+    }
+    return RFS_OK;
+}
+
+int rfs_pwrite(struct rfs_client *c, uint32_t handle, const void *buf, uint64_t len,
+               uint64_t offset)
+{
+    uint64_t done = 0;
+    while (done < len) {
+        uint64_t chunk = len - done < RFS_CLIENT_CHUNK ? len - done : RFS_CLIENT_CHUNK;
+        struct rfs_call k = { .op = RFS_OP_PWRITE,
+                              .req = { .handle = handle, .offset = offset + done,
+                                       .length = chunk },
+                              .out = (const char *) buf + done, .out_len = chunk };
+        int rc = call(c, &k);
+        if (rc != RFS_OK)
+            return rc;
+        if (k.rep.value != chunk)
+            return fail(c, -EPROTO);
+        done += chunk;
+    }
+    return RFS_OK;
+}
+
+int rfs_fstat(struct rfs_client *c, uint32_t handle, struct rfs_stat *st)
+{
+    struct rfs_call k;
+    int rc = handle_call(c, RFS_OP_FSTAT, handle, 0, 0, &k);
+    if (rc == RFS_OK)
+        *st = (struct rfs_stat) { .size = k.rep.value, .blksize = k.rep.blksize };
+    return rc;
+}
+
+int rfs_ftruncate(struct rfs_client *c, uint32_t handle, uint64_t size)
+{
+    struct rfs_call k;
+    return handle_call(c, RFS_OP_FTRUNCATE, handle, 0, size, &k);
+}
+
+int rfs_fsync(struct rfs_client *c, uint32_t handle)
+{
+    struct rfs_call k;
+    return handle_call(c, RFS_OP_FSYNC, handle, 0, 0, &k);
+}
+
+int rfs_unlink(struct rfs_client *c, const char *path)
+{
+    struct rfs_req req = { 0 };
+    struct rfs_call k;
+    return path_call(c, RFS_OP_UNLINK, &req, path, &k);
+}
+
+int rfs_prealloc(struct rfs_client *c, uint32_t handle, uint64_t offset, uint64_t len)
+{
+    struct rfs_call k;
+    return handle_call(c, RFS_OP_PREALLOC, handle, offset, len, &k);
+}
+
+int rfs_lock(struct rfs_client *c, uint32_t handle, uint32_t kind, uint64_t offset,
+             uint64_t len, int wait)
+{
+    struct rfs_call k = { .op = RFS_OP_LOCK,
+                          .req = { .handle = handle, .flags = kind, .aux = wait ? 1 : 0,
+                                   .offset = offset, .length = len } };
+    return call(c, &k);
+}

@@ -1,0 +1,67 @@
+/*
+ * The client side of the rfs protocol: one synchronous call per request
+ * over a stream transport (net.h). No MPI here.
+ *
+ * Every call returns 0 on success, a positive enum rfs_status the server
+ * answered, or a negative errno value when the transport failed (then the
+ * client is unusable: every later call returns -ENOTCONN).
+ *
+ * Piggybacking (the RFS paper's deferred open and close): rfs_open_deferred
+ * queues an OPEN that goes out in the same write as the next request;
+ * rfs_close_nowait sends a CLOSE whose reply is skipped later.
+ */
+#ifndef RFS_CLIENT_H_INCLUDED
+#define RFS_CLIENT_H_INCLUDED
+
+#include <stdint.h>
+
+#include "net/net.h"
+#include "proto/rfs_proto.h"
+
+struct rfs_client {
+    struct net_conn *conn;
+    uint32_t next_tag;
+    int broken;                 /* negative errno of the failure, or 0 */
+    uint32_t unread_replies;    /* replies of nowait requests still in the stream */
+    /* a deferred OPEN, sent with the next request */
+    int open_pending;
+    struct rfs_req open_req;
+    char *open_path;
+    int open_status;            /* result of the last deferred OPEN once sent */
+    struct rfs_rep open_rep;
+};
+
+struct rfs_stat {
+    uint64_t size;
+    uint32_t blksize;
+};
+
+int rfs_client_connect(struct rfs_client *c, const struct net_transport *t, const char *host,
+                       const char *port, int timeout_ms);
+void rfs_client_close(struct rfs_client *c);
+
+int rfs_open(struct rfs_client *c, uint32_t handle, const char *path, uint32_t flags,
+             uint32_t mode, struct rfs_stat *st);
+int rfs_open_deferred(struct rfs_client *c, uint32_t handle, const char *path, uint32_t flags,
+                      uint32_t mode);
+int rfs_close(struct rfs_client *c, uint32_t handle);
+int rfs_close_nowait(struct rfs_client *c, uint32_t handle);
+/* Reads up to len bytes (any size: sent as several messages); *done gets
+ * the bytes read, fewer than len only at end of file. */
+int rfs_pread(struct rfs_client *c, uint32_t handle, void *buf, uint64_t len, uint64_t offset,
+              uint64_t *done);
+int rfs_pwrite(struct rfs_client *c, uint32_t handle, const void *buf, uint64_t len,
+               uint64_t offset);
+int rfs_fstat(struct rfs_client *c, uint32_t handle, struct rfs_stat *st);
+int rfs_ftruncate(struct rfs_client *c, uint32_t handle, uint64_t size);
+int rfs_fsync(struct rfs_client *c, uint32_t handle);
+int rfs_unlink(struct rfs_client *c, const char *path);
+int rfs_prealloc(struct rfs_client *c, uint32_t handle, uint64_t offset, uint64_t len);
+/* kind: RFS_LOCK_READ/WRITE/UNLOCK; len 0 means to the end of the file. */
+int rfs_lock(struct rfs_client *c, uint32_t handle, uint32_t kind, uint64_t offset,
+             uint64_t len, int wait);
+
+/* Bytes of data per PREAD/PWRITE message the client sends. */
+#define RFS_CLIENT_CHUNK (16u << 20)
+
+#endif /* RFS_CLIENT_H_INCLUDED */

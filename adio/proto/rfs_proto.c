@@ -1,0 +1,237 @@
+/*
+ * Encoding, decoding and validation of rfs protocol messages.
+ */
+#include "proto/rfs_proto.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t) v;
+    p[1] = (uint8_t) (v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t) (v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t) (v >> (8 * i));
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t) (p[0] | (p[1] << 8));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+void rfs_hdr_encode(const struct rfs_hdr *h, uint8_t out[RFS_HDR_SIZE])
+{
+    put32(out, h->magic);
+    put16(out + 4, h->version);
+    put16(out + 6, h->op);
+    put32(out + 8, h->tag);
+    put32(out + 12, (uint32_t) h->status);
+    put64(out + 16, h->len);
+}
+
+int rfs_hdr_decode(const uint8_t in[RFS_HDR_SIZE], struct rfs_hdr *h)
+{
+    h->magic = get32(in);
+    h->version = get16(in + 4);
+    h->op = get16(in + 6);
+    h->tag = get32(in + 8);
+    h->status = (int32_t) get32(in + 12);
+    h->len = get64(in + 16);
+    if (h->magic != RFS_MAGIC || h->version != RFS_VERSION)
+        return RFS_E_PROTO;
+    return RFS_OK;
+}
+
+void rfs_req_encode(const struct rfs_req *r, uint8_t out[RFS_REQ_FIXED])
+{
+    put32(out, r->handle);
+    put32(out + 4, r->flags);
+    put32(out + 8, r->mode);
+    put32(out + 12, r->aux);
+    put64(out + 16, r->offset);
+    put64(out + 24, r->length);
+}
+
+void rfs_req_decode(const uint8_t in[RFS_REQ_FIXED], struct rfs_req *r)
+{
+    r->handle = get32(in);
+    r->flags = get32(in + 4);
+    r->mode = get32(in + 8);
+    r->aux = get32(in + 12);
+    r->offset = get64(in + 16);
+    r->length = get64(in + 24);
+}
+
+void rfs_rep_encode(const struct rfs_rep *r, uint8_t out[RFS_REP_FIXED])
+{
+    put64(out, r->value);
+    put32(out + 8, r->blksize);
+    put32(out + 12, r->reserved);
+}
+
+void rfs_rep_decode(const uint8_t in[RFS_REP_FIXED], struct rfs_rep *r)
+{
+    r->value = get64(in);
+    r->blksize = get32(in + 8);
+    r->reserved = get32(in + 12);
+}
+
+/* offset + length must stay a valid off_t. */
+static int range_ok(uint64_t offset, uint64_t length)
+{
+    return offset <= (uint64_t) INT64_MAX && length <= (uint64_t) INT64_MAX - offset;
+}
+
+int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
+{
+    if (h->op & RFS_REPLY || h->op == 0 || h->op >= RFS_OP_END || h->status != 0)
+        return RFS_E_PROTO;
+    if (h->len < RFS_REQ_FIXED)
+        return RFS_E_PROTO;
+    uint64_t var = h->len - RFS_REQ_FIXED;
+
+    switch (h->op) {
+    case RFS_OP_OPEN:
+    case RFS_OP_UNLINK:
+        if (var > RFS_MAX_PATH)
+            return RFS_E_TOOBIG;
+        if (var != r->aux)
+            return RFS_E_PROTO;
+        if (h->op == RFS_OP_OPEN && (r->flags & ~RFS_O_KNOWN ||
+                                     (r->flags & RFS_O_ACCMODE) == RFS_O_ACCMODE))
+            return RFS_E_INVAL;
+        break;
+    case RFS_OP_PWRITE:
+        if (var > RFS_MAX_DATA)
+            return RFS_E_TOOBIG;
+        if (var != r->length)
+            return RFS_E_PROTO;
+        break;
+    default:
+        if (var != 0)
+            return RFS_E_PROTO;
+        break;
+    }
+
+    if (h->op != RFS_OP_UNLINK && r->handle >= RFS_MAX_HANDLES)
+        return RFS_E_BADF;
+    if (h->op == RFS_OP_PREAD && r->length > RFS_MAX_DATA)
+        return RFS_E_TOOBIG;
+    if (!range_ok(r->offset, h->op == RFS_OP_FTRUNCATE ? 0 : r->length))
+        return RFS_E_INVAL;
+    if (h->op == RFS_OP_FTRUNCATE && r->length > (uint64_t) INT64_MAX)
+        return RFS_E_INVAL;
+    if (h->op == RFS_OP_LOCK && (r->flags < RFS_LOCK_READ || r->flags > RFS_LOCK_UNLOCK))
+        return RFS_E_INVAL;
+    return RFS_OK;
+}
+
+int rfs_path_validate(const char *path, size_t len)
+{
+    if (len == 0)
+        return RFS_E_INVAL;
+    if (memchr(path, '\0', len))
+        return RFS_E_INVAL;
+    return RFS_OK;
+}
+
+int rfs_rep_validate(const struct rfs_hdr *rep, uint16_t op, uint32_t tag, uint64_t max_data)
+{
+    if (rep->op != (op | RFS_REPLY) || rep->tag != tag)
+        return RFS_E_PROTO;
+    if (rep->status < 0 || rep->status >= RFS_E_END)
+        return RFS_E_PROTO;
+    if (rep->len < RFS_REP_FIXED || rep->len - RFS_REP_FIXED > max_data)
+        return RFS_E_PROTO;
+    return RFS_OK;
+}
+
+int rfs_status_from_errno(int err)
+{
+    switch (err) {
+    case 0: return RFS_OK;
+    case ENOENT: return RFS_E_NOENT;
+    case EACCES: case EPERM: return RFS_E_ACCES;
+    case EEXIST: return RFS_E_EXIST;
+    case ENOSPC: return RFS_E_NOSPC;
+    case EDQUOT: return RFS_E_DQUOT;
+    case EROFS: return RFS_E_ROFS;
+    case EISDIR: return RFS_E_ISDIR;
+    case ENOTDIR: return RFS_E_NOTDIR;
+    case ENAMETOOLONG: return RFS_E_NAMETOOLONG;
+    case EINVAL: return RFS_E_INVAL;
+    case EBADF: return RFS_E_BADF;
+    case EXDEV: case ELOOP: return RFS_E_ESCAPE;
+    case ENOLCK: case EAGAIN: return RFS_E_NOLCK;
+    case EDEADLK: return RFS_E_DEADLK;
+    case ENOMEM: return RFS_E_NOMEM;
+    case EFBIG: return RFS_E_FBIG;
+    default: return RFS_E_IO;
+    }
+}
+
+const char *rfs_status_str(int status)
+{
+    static const char *const names[RFS_E_END] = {
+        [RFS_OK] = "success",
+        [RFS_E_NOENT] = "no such file or directory",
+        [RFS_E_ACCES] = "permission denied",
+        [RFS_E_EXIST] = "file exists",
+        [RFS_E_NOSPC] = "no space left on the server",
+        [RFS_E_DQUOT] = "quota exceeded on the server",
+        [RFS_E_ROFS] = "read-only file system on the server",
+        [RFS_E_ISDIR] = "is a directory",
+        [RFS_E_NOTDIR] = "not a directory",
+        [RFS_E_NAMETOOLONG] = "file name too long",
+        [RFS_E_INVAL] = "invalid argument",
+        [RFS_E_BADF] = "bad file handle or access mode",
+        [RFS_E_IO] = "I/O error on the server",
+        [RFS_E_PROTO] = "protocol error",
+        [RFS_E_TOOBIG] = "message over a protocol limit",
+        [RFS_E_ESCAPE] = "path leaves the server's export root",
+        [RFS_E_NOLCK] = "lock not available",
+        [RFS_E_DEADLK] = "lock would deadlock",
+        [RFS_E_NOMEM] = "server out of memory",
+        [RFS_E_FBIG] = "file too large",
+    };
+    return status >= 0 && status < RFS_E_END ? names[status] : "unknown status";
+}
+
+const char *rfs_op_name(unsigned op)
+{
+    static const char *const names[RFS_OP_END] = {
+        [RFS_OP_OPEN] = "open", [RFS_OP_CLOSE] = "close", [RFS_OP_PREAD] = "read",
+        [RFS_OP_PWRITE] = "write", [RFS_OP_FSTAT] = "stat", [RFS_OP_FTRUNCATE] = "truncate",
+        [RFS_OP_FSYNC] = "sync", [RFS_OP_UNLINK] = "unlink", [RFS_OP_PREALLOC] = "preallocate",
+        [RFS_OP_LOCK] = "lock",
+    };
+    op &= ~RFS_REPLY;
+    return op > 0 && op < RFS_OP_END ? names[op] : "unknown";
+}

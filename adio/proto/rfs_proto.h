@@ -1,0 +1,136 @@
+/*
+ * The rfs wire protocol, version 1 (specified in docs/protocol.md).
+ *
+ * Every message is a 24-byte header followed by a payload of `len` bytes.
+ * A request payload is a 32-byte fixed part and then a path (OPEN, UNLINK)
+ * or data (PWRITE); a reply payload is a 16-byte fixed part and then data
+ * (PREAD). All integers are little-endian; offsets and sizes are 64-bit.
+ * The decoders here treat their input as hostile: they check every field
+ * against the limits below before anything is allocated or touched.
+ * No MPI here.
+ */
+#ifndef RFS_PROTO_H_INCLUDED
+#define RFS_PROTO_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RFS_MAGIC          0x31534652u  /* "RFS1" on the wire */
+#define RFS_VERSION        1
+#define RFS_HDR_SIZE       24
+#define RFS_REQ_FIXED      32
+#define RFS_REP_FIXED      16
+#define RFS_MAX_PATH       4096          /* bytes of a path, no NUL */
+#define RFS_MAX_DATA       (64u << 20)   /* data bytes in one message */
+#define RFS_MAX_HANDLES    64            /* open files per connection */
+#define RFS_REPLY          0x8000u       /* reply op = request op | RFS_REPLY */
+
+enum rfs_op {
+    RFS_OP_OPEN = 1,
+    RFS_OP_CLOSE,
+    RFS_OP_PREAD,
+    RFS_OP_PWRITE,
+    RFS_OP_FSTAT,
+    RFS_OP_FTRUNCATE,
+    RFS_OP_FSYNC,
+    RFS_OP_UNLINK,
+    RFS_OP_PREALLOC,
+    RFS_OP_LOCK,
+    RFS_OP_END
+};
+
+/* OPEN flags */
+#define RFS_O_RDONLY   0u
+#define RFS_O_WRONLY   1u
+#define RFS_O_RDWR     2u
+#define RFS_O_ACCMODE  3u
+#define RFS_O_CREAT    0x10u
+#define RFS_O_EXCL     0x20u
+#define RFS_O_KNOWN    (RFS_O_ACCMODE | RFS_O_CREAT | RFS_O_EXCL)
+
+/* LOCK: flags is the kind, aux is 1 to wait for a conflicting lock */
+#define RFS_LOCK_READ    1u
+#define RFS_LOCK_WRITE   2u
+#define RFS_LOCK_UNLOCK  3u
+
+/* Status of a reply. Values are part of the protocol. */
+enum rfs_status {
+    RFS_OK = 0,
+    RFS_E_NOENT,            /* no such file or directory */
+    RFS_E_ACCES,            /* permission denied */
+    RFS_E_EXIST,            /* file exists (CREAT|EXCL) */
+    RFS_E_NOSPC,            /* no space left on the server */
+    RFS_E_DQUOT,            /* quota exceeded */
+    RFS_E_ROFS,             /* read-only file system */
+    RFS_E_ISDIR,            /* is a directory */
+    RFS_E_NOTDIR,           /* a path component is not a directory */
+    RFS_E_NAMETOOLONG,      /* path too long */
+    RFS_E_INVAL,            /* invalid argument */
+    RFS_E_BADF,             /* unknown handle, or access mode forbids it */
+    RFS_E_IO,               /* other I/O error on the server */
+    RFS_E_PROTO,            /* malformed message */
+    RFS_E_TOOBIG,           /* message over a limit */
+    RFS_E_ESCAPE,           /* path leaves the export root */
+    RFS_E_NOLCK,            /* lock not available */
+    RFS_E_DEADLK,           /* lock would deadlock */
+    RFS_E_NOMEM,            /* server out of memory */
+    RFS_E_FBIG,             /* file too large */
+    RFS_E_END
+};
+
+struct rfs_hdr {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t op;
+    uint32_t tag;           /* echoed in the reply */
+    int32_t status;         /* replies: enum rfs_status; requests: 0 */
+    uint64_t len;           /* payload bytes after the header */
+};
+
+/* The fixed part of a request; which fields an op uses is in protocol.md. */
+struct rfs_req {
+    uint32_t handle;
+    uint32_t flags;
+    uint32_t mode;
+    uint32_t aux;           /* OPEN/UNLINK: path length; LOCK: wait */
+    uint64_t offset;
+    uint64_t length;        /* PREAD/PWRITE/PREALLOC/LOCK: bytes; FTRUNCATE: size */
+};
+
+struct rfs_rep {
+    uint64_t value;         /* OPEN/FSTAT: file size; PWRITE: bytes written */
+    uint32_t blksize;       /* OPEN/FSTAT: preferred I/O size */
+    uint32_t reserved;
+};
+
+void rfs_hdr_encode(const struct rfs_hdr *h, uint8_t out[RFS_HDR_SIZE]);
+/* 0, or an rfs_status explaining why the header is unacceptable. */
+int rfs_hdr_decode(const uint8_t in[RFS_HDR_SIZE], struct rfs_hdr *h);
+
+void rfs_req_encode(const struct rfs_req *r, uint8_t out[RFS_REQ_FIXED]);
+void rfs_req_decode(const uint8_t in[RFS_REQ_FIXED], struct rfs_req *r);
+void rfs_rep_encode(const struct rfs_rep *r, uint8_t out[RFS_REP_FIXED]);
+void rfs_rep_decode(const uint8_t in[RFS_REP_FIXED], struct rfs_rep *r);
+
+/*
+ * Server side: check a request header and fixed part together. Returns 0
+ * if the request is well formed (then the variable part is exactly
+ * hdr->len - RFS_REQ_FIXED bytes), else an rfs_status. RFS_E_PROTO and
+ * RFS_E_TOOBIG for a bad frame mean the stream cannot be trusted any more.
+ */
+int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r);
+/* Check a path received from the wire (length already validated). */
+int rfs_path_validate(const char *path, size_t len);
+
+/*
+ * Client side: check a reply header against the request it answers;
+ * `max_data` is the largest variable part acceptable (PREAD: the requested
+ * length, else 0). Returns 0 or RFS_E_PROTO.
+ */
+int rfs_rep_validate(const struct rfs_hdr *rep, uint16_t op, uint32_t tag, uint64_t max_data);
+
+int rfs_status_from_errno(int err);
+const char *rfs_status_str(int status);
+const char *rfs_op_name(unsigned op);
+
+#endif /* RFS_PROTO_H_INCLUDED */

@@ -1,0 +1,334 @@
+/*
+ * rfsd's request engine: read a request, validate it completely, perform
+ * it on a file under the export root, send the reply.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "server/rfs_server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proto/rfs_proto.h"
+#include "server/rfs_log.h"
+
+struct rfs_session {
+    const struct rfs_server *server;
+    struct net_conn *conn;
+    const char *peer;
+    int fd[RFS_MAX_HANDLES];            /* -1: free */
+    uint32_t accmode[RFS_MAX_HANDLES];  /* RFS_O_RDONLY/WRONLY/RDWR */
+    uint8_t *buf;                       /* request or reply data */
+    size_t cap;
+};
+
+/* What a handler hands back: a status, the reply's fixed part and data. */
+struct rfs_result {
+    int status;
+    struct rfs_rep rep;
+    uint64_t data_len;                  /* reply data, in session->buf */
+};
+
+int rfs_server_init(struct rfs_server *s, const char *root)
+{
+    s->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return s->root_fd < 0 ? -errno : 0;
+}
+
+void rfs_server_fini(struct rfs_server *s)
+{
+    if (s->root_fd >= 0)
+        close(s->root_fd);
+    s->root_fd = -1;
+}
+
+static int ensure_buf(struct rfs_session *ss, uint64_t len)
+{
+    if (len <= ss->cap)
+        return 0;
+    uint8_t *p = realloc(ss->buf, (size_t) len);
+    if (!p)
+        return -ENOMEM;
+    ss->buf = p;
+    ss->cap = (size_t) len;
+    return 0;
+}
+
+static int status_of_errno(int err)
+{
+    return rfs_status_from_errno(err < 0 ? -err : err);
+}
+
+static int open_flags(uint32_t flags)
+{
+    int o = (flags & RFS_O_ACCMODE) == RFS_O_WRONLY ? O_WRONLY
+          : (flags & RFS_O_ACCMODE) == RFS_O_RDWR ? O_RDWR : O_RDONLY;
+    if (flags & RFS_O_CREAT)
+        o |= O_CREAT;
+    if (flags & RFS_O_EXCL)
+        o |= O_EXCL;
+    return o;
+}
+
+static void fill_stat(int fd, struct rfs_result *res)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        res->status = status_of_errno(errno);
+        return;
+    }
+    res->rep.value = (uint64_t) st.st_size;
+    res->rep.blksize = st.st_blksize > 0 ? (uint32_t) st.st_blksize : 4096;
+}
+
+static void do_open(struct rfs_session *ss, const struct rfs_req *r, struct rfs_result *res)
+{
+    char path[RFS_MAX_PATH + 1];
+    memcpy(path, ss->buf, r->aux);
+    path[r->aux] = '\0';
+    if (ss->fd[r->handle] >= 0) {
+        res->status = RFS_E_BADF;
+        return;
+    }
+    mode_t mode = (mode_t) (r->mode & 07777);
+    int fd = rfs_path_open(ss->server->root_fd, path, open_flags(r->flags), mode ? mode : 0644);
+    if (fd < 0) {
+        res->status = status_of_errno(fd);
+        rfs_log(RFS_LOG_INFO, "%s: open %s: %s", ss->peer, path, rfs_status_str(res->status));
+        return;
+    }
+    ss->fd[r->handle] = fd;
+    ss->accmode[r->handle] = r->flags & RFS_O_ACCMODE;
+    fill_stat(fd, res);
+    rfs_log(RFS_LOG_DEBUG, "%s: open %s as handle %u", ss->peer, path, r->handle);
+}
+
+static void do_pread(struct rfs_session *ss, int fd, const struct rfs_req *r,
+                     struct rfs_result *res)
+{
+    if (ensure_buf(ss, r->length) < 0) {
+        res->status = RFS_E_NOMEM;
+        return;
+    }
+    uint64_t done = 0;
+    while (done < r->length) {
+        ssize_t n = pread(fd, ss->buf + done, (size_t) (r->length - done),
+                          (off_t) (r->offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            res->status = status_of_errno(errno);
+            return;
+        }
+        if (n == 0)
+            break;
+        done += (uint64_t) n;
+    }
+    res->data_len = done;
+}
+
+static void do_pwrite(struct rfs_session *ss, int fd, const struct rfs_req *r,
+                      struct rfs_result *res)
+{
+    uint64_t done = 0;
+    while (done < r->length) {
+        ssize_t n = pwrite(fd, ss->buf + done, (size_t) (r->length - done),
+                           (off_t) (r->offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            res->status = status_of_errno(errno);
+            return;
+        }
+        done += (uint64_t) n;
+    }
+    res->rep.value = done;
+}
+
+static void do_lock(int fd, const struct rfs_req *r, struct rfs_result *res)
+{
+    /* Open-file-description locks belong to this connection's open of the
+     * file: they conflict with other connections, even in this process,
+     * and vanish when the connection's file is closed. */
+    struct flock fl = {
+        .l_type = r->flags == RFS_LOCK_READ ? F_RDLCK
+                : r->flags == RFS_LOCK_WRITE ? F_WRLCK : F_UNLCK,
+        .l_whence = SEEK_SET,
+        .l_start = (off_t) r->offset,
+        .l_len = (off_t) r->length,
+    };
+    int rc;
+    do
+        rc = fcntl(fd, r->aux ? F_OFD_SETLKW : F_OFD_SETLK, &fl);
+    while (rc < 0 && errno == EINTR && r->aux);
+    if (rc < 0)
+        res->status = status_of_errno(errno);
+}
+
+static int writable(uint32_t accmode)
+{
+    return accmode != RFS_O_RDONLY;
+}
+
+static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *r,
+                     struct rfs_result *res)
+{
+    if (op == RFS_OP_OPEN) {
+        do_open(ss, r, res);
+        return;
+    }
+    if (op == RFS_OP_UNLINK) {
+        char path[RFS_MAX_PATH + 1];
+        memcpy(path, ss->buf, r->aux);
+        path[r->aux] = '\0';
+        res->status = status_of_errno(rfs_path_unlink(ss->server->root_fd, path));
+        rfs_log(RFS_LOG_DEBUG, "%s: unlink %s: %s", ss->peer, path, rfs_status_str(res->status));
+        return;
+    }
+    int fd = ss->fd[r->handle];
+    uint32_t acc = ss->accmode[r->handle];
+    if (fd < 0) {
+        res->status = RFS_E_BADF;
+        return;
+    }
+    switch (op) {
+    case RFS_OP_CLOSE:
+        ss->fd[r->handle] = -1;
+        if (close(fd) < 0)
+            res->status = status_of_errno(errno);
+        break;
+    case RFS_OP_PREAD:
+        if (acc == RFS_O_WRONLY)
+            res->status = RFS_E_BADF;
+        else
+            do_pread(ss, fd, r, res);
+        break;
+    case RFS_OP_PWRITE:
+        if (!writable(acc))
+            res->status = RFS_E_BADF;
+        else
+            do_pwrite(ss, fd, r, res);
+        break;
+    case RFS_OP_FSTAT:
+        fill_stat(fd, res);
+        break;
+    case RFS_OP_FTRUNCATE:
+        if (!writable(acc))
+            res->status = RFS_E_BADF;
+        else if (ftruncate(fd, (off_t) r->length) < 0)
+            res->status = status_of_errno(errno);
+        break;
+    case RFS_OP_FSYNC:
+        if (fsync(fd) < 0)
+            res->status = status_of_errno(errno);
+        break;
+    case RFS_OP_PREALLOC:
+        if (!writable(acc))
+            res->status = RFS_E_BADF;
+        else if (r->length > 0)
+            res->status = status_of_errno(posix_fallocate(fd, (off_t) r->offset,
+                                                          (off_t) r->length));
+        break;
+    case RFS_OP_LOCK:
+        do_lock(fd, r, res);
+        break;
+    default:
+        res->status = RFS_E_PROTO;
+        break;
+    }
+}
+
+static int send_reply(struct rfs_session *ss, uint16_t op, uint32_t tag,
+                      const struct rfs_result *res)
+{
+    uint8_t hbuf[RFS_HDR_SIZE], fbuf[RFS_REP_FIXED];
+    struct rfs_hdr h = {
+        .magic = RFS_MAGIC, .version = RFS_VERSION, .op = (uint16_t) (op | RFS_REPLY),
+        .tag = tag, .status = res->status, .len = RFS_REP_FIXED + res->data_len
+    };
+    rfs_hdr_encode(&h, hbuf);
+    rfs_rep_encode(&res->rep, fbuf);
+    struct iovec iov[3] = { { hbuf, sizeof hbuf }, { fbuf, sizeof fbuf },
+                            { ss->buf, (size_t) res->data_len } };
+    return net_writev(ss->conn, iov, res->data_len ? 3 : 2);
+}
+
+/* One request. Returns 0 to go on, 1 for an orderly end, < 0 to drop the
+ * connection. */
+static int serve_one(struct rfs_session *ss)
+{
+    uint8_t hbuf[RFS_HDR_SIZE], fbuf[RFS_REQ_FIXED];
+    struct rfs_hdr h;
+    struct rfs_req r;
+    int rc = net_readn(ss->conn, hbuf, sizeof hbuf);
+    if (rc == -ECONNRESET)
+        return 1;
+    if (rc < 0)
+        return rc;
+    if (rfs_hdr_decode(hbuf, &h) != RFS_OK) {
+        rfs_log(RFS_LOG_WARN, "%s: bad magic or version (%#x, %u), closing", ss->peer,
+                h.magic, h.version);
+        struct rfs_result res = { .status = RFS_E_PROTO };
+        if (h.magic == RFS_MAGIC)
+            send_reply(ss, h.op & ~RFS_REPLY, h.tag, &res);
+        return -EPROTO;
+    }
+    if (h.len < RFS_REQ_FIXED) {
+        rfs_log(RFS_LOG_WARN, "%s: short request (%llu bytes), closing", ss->peer,
+                (unsigned long long) h.len);
+        return -EPROTO;
+    }
+    rc = net_readn(ss->conn, fbuf, sizeof fbuf);
+    if (rc < 0)
+        return rc;
+    rfs_req_decode(fbuf, &r);
+
+    struct rfs_result res = { .status = rfs_req_validate(&h, &r) };
+    uint64_t var = h.len - RFS_REQ_FIXED;
+    if (res.status == RFS_E_PROTO || var > RFS_MAX_DATA) {
+        rfs_log(RFS_LOG_WARN, "%s: malformed %s request: %s, closing", ss->peer,
+                rfs_op_name(h.op), rfs_status_str(res.status ? res.status : RFS_E_TOOBIG));
+        if (res.status == RFS_OK)
+            res.status = RFS_E_TOOBIG;
+        send_reply(ss, h.op, h.tag, &res);
+        return -EPROTO;
+    }
+    if (var > 0) {
+        if (ensure_buf(ss, var) < 0)
+            return -ENOMEM;
+        rc = net_readn(ss->conn, ss->buf, (size_t) var);
+        if (rc < 0)
+            return rc;
+    }
+    if (res.status == RFS_OK && (h.op == RFS_OP_OPEN || h.op == RFS_OP_UNLINK))
+        res.status = rfs_path_validate((const char *) ss->buf, var);
+    if (res.status == RFS_OK)
+        dispatch(ss, h.op, &r, &res);
+    else
+        rfs_log(RFS_LOG_INFO, "%s: %s refused: %s", ss->peer, rfs_op_name(h.op),
+                rfs_status_str(res.status));
+    if (res.status != RFS_OK)
+        res.data_len = 0;
+    return send_reply(ss, h.op, h.tag, &res);
+}
+
+int rfs_serve_connection(const struct rfs_server *s, struct net_conn *conn, const char *peer)
+{
+    struct rfs_session ss = { .server = s, .conn = conn, .peer = peer };
+    for (int i = 0; i < RFS_MAX_HANDLES; i++)
+        ss.fd[i] = -1;
+    int rc;
+    while ((rc = serve_one(&ss)) == 0)
+        ;
+    for (int i = 0; i < RFS_MAX_HANDLES; i++)
+        if (ss.fd[i] >= 0)
+            close(ss.fd[i]);
+    free(ss.buf);
+    return rc == 1 ? 0 : rc;
+}

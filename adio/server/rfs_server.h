@@ -1,0 +1,35 @@
+/*
+ * The request engine of rfsd: serves rfs protocol requests on one
+ * connection against files under an export root. One call of
+ * rfs_serve_connection per connection, each in its own thread; the engine
+ * itself keeps no shared mutable state. No MPI here.
+ */
+#ifndef RFS_SERVER_H_INCLUDED
+#define RFS_SERVER_H_INCLUDED
+
+#include <sys/types.h>
+
+#include "net/net.h"
+
+struct rfs_server {
+    int root_fd;                /* O_PATH directory of the export root */
+};
+
+/* 0 or a negative errno (root missing, not a directory, ...). */
+int rfs_server_init(struct rfs_server *s, const char *root);
+void rfs_server_fini(struct rfs_server *s);
+
+/*
+ * Serve requests until the peer closes the connection, the stream turns
+ * out malformed, or the transport fails. Files the peer left open are
+ * closed, which also drops its locks. `peer` names the client in logs.
+ * Returns 0 for an orderly end, a negative errno otherwise.
+ */
+int rfs_serve_connection(const struct rfs_server *s, struct net_conn *conn, const char *peer);
+
+/* Path confinement: open or unlink PATH (leading '/' ignored) strictly
+ * beneath root_fd; '..' or a symlink leading outside gives -EXDEV. */
+int rfs_path_open(int root_fd, const char *path, int oflags, mode_t mode);
+int rfs_path_unlink(int root_fd, const char *path);
+
+#endif /* RFS_SERVER_H_INCLUDED */

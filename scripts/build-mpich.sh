@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Build (or update) the patched MPICH under a cache directory.
+#
+#   build-mpich.sh REPO MPICH_DIR
+#
+# MPICH_DIR is keyed by the MPICH version, the patch and the driver file
+# lists (see the Makefile), so an existing one only needs an incremental
+# `make install`: the driver directories are symlinks into REPO, and make
+# recompiles what changed and relinks libmpi. A missing or half-built
+# MPICH_DIR is built from nothing: apt-get source, patch, autoreconf,
+# configure, make, make install.
+set -euo pipefail
+
+repo=$(cd "$1" && pwd)
+dir=$2
+version=4.0.2
+jobs=$(( $(nproc) + 1 ))
+src=$dir/src/mpich-$version
+build=$dir/build
+install=$dir/install
+
+log() { echo "build-mpich: $*"; }
+
+mkdir -p "$dir"
+if [ ! -f "$dir/.patched" ]; then
+    rm -rf "$dir/src" "$build" "$install" "$dir"/.configured
+    mkdir -p "$dir/src"
+    log "fetching MPICH $version with apt-get source"
+    (cd "$dir/src" && apt-get source --download-only -qq mpich 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+    tarball=$dir/src/mpich_$version.orig.tar.xz
+    [ -f "$tarball" ] || { echo "build-mpich: apt-get source did not give MPICH $version" >&2; exit 1; }
+    tar -C "$dir/src" -xf "$tarball"
+    log "applying mpich-patch"
+    "$repo/mpich-patch/apply.sh" "$src" "$repo"
+    log "autoreconf in src/mpi/romio"
+    (cd "$src/src/mpi/romio" && autoreconf -vif -I confdb) > "$dir/autoreconf.log" 2>&1 \
+        || { tail -30 "$dir/autoreconf.log"; exit 1; }
+    touch "$dir/.patched"
+fi
+
+# The cache may have been made from another clone: point the links at this one.
+romio=$src/src/mpi/romio
+while read -r name _; do
+    case "$name" in ''|'#'*) continue ;; esac
+    [ -d "$repo/ad_$name" ] && ln -sfn "$repo/ad_$name" "$romio/adio/ad_$name"
+done < "$repo/mpich-patch/drivers"
+ln -sfn "$repo/adio" "$romio/adio/netcore"
+
+if [ ! -f "$dir/.configured" ]; then
+    fs="ufs+nfs+testfs"
+    while read -r name _; do
+        case "$name" in ''|'#'*) continue ;; esac
+        [ -d "$repo/ad_$name" ] && fs="$fs+$name"
+    done < "$repo/mpich-patch/drivers"
+    mapfile -t args < <(grep -v '^#' "$repo/mpich-patch/configure.args")
+    log "configuring MPICH ($fs) in $build"
+    rm -rf "$build"; mkdir -p "$build"
+    (cd "$build" && "$src/configure" --prefix="$install" --with-file-system="$fs" "${args[@]}") \
+        > "$dir/configure.log" 2>&1 || { tail -40 "$dir/configure.log"; exit 1; }
+    touch "$dir/.configured"
+fi
+
+log "make install (incremental)"
+make -C "$build" -j"$jobs" > "$dir/make.log" 2>&1 || { grep -E 'error|Error' "$dir/make.log" | head -40; tail -20 "$dir/make.log"; exit 1; }
+make -C "$build" install > "$dir/install.log" 2>&1 || { tail -40 "$dir/install.log"; exit 1; }
+# Programs built against Debian's MPICH packages link libmpich.so.12 (same ABI).
+ln -sfn libmpi.so.12 "$install/lib/libmpich.so.12"

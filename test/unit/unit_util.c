@@ -1,0 +1,138 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "unit_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void die(const char *what, int err)
+{
+    fprintf(stderr, "unit_util: %s: %s\n", what, strerror(err));
+    abort();
+}
+
+struct worker_arg {
+    struct test_server *ts;
+    struct net_conn *conn;
+};
+
+static void *worker(void *arg)
+{
+    struct worker_arg *w = arg;
+    rfs_serve_connection(&w->ts->srv, w->conn, "test-client");
+    net_close(w->conn);
+    free(w);
+    return NULL;
+}
+
+static void *acceptor(void *arg)
+{
+    struct test_server *ts = arg;
+    for (;;) {
+        int fd = accept(ts->lfd, NULL, NULL);
+        if (fd < 0)
+            return NULL;        /* listening socket shut down */
+        if (ts->nworkers == TEST_MAX_CONNS)
+            die("too many test connections", EMFILE);
+        struct net_opts opts = { .timeout_ms = 0 };
+        struct worker_arg *w = calloc(1, sizeof *w);
+        w->ts = ts;
+        if (net_tcp_wrap(fd, &opts, &w->conn) < 0)
+            die("net_tcp_wrap", errno);
+        int rc = pthread_create(&ts->workers[ts->nworkers++], NULL, worker, w);
+        if (rc != 0)
+            die("pthread_create", rc);
+    }
+}
+
+void test_server_start(struct test_server *ts)
+{
+    memset(ts, 0, sizeof *ts);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(ts->root, sizeof ts->root, "%s/rfs-unit-XXXXXX", tmp ? tmp : "/tmp");
+    if (!mkdtemp(ts->root))
+        die("mkdtemp", errno);
+    int rc = rfs_server_init(&ts->srv, ts->root);
+    if (rc < 0)
+        die("rfs_server_init", -rc);
+    int port;
+    rc = net_tcp_listen("127.0.0.1", "0", &ts->lfd, &port);
+    if (rc < 0)
+        die("net_tcp_listen", -rc);
+    snprintf(ts->port, sizeof ts->port, "%d", port);
+    rc = pthread_create(&ts->acceptor, NULL, acceptor, ts);
+    if (rc != 0)
+        die("pthread_create", rc);
+}
+
+/* Every client connection must be closed before this: workers end when
+ * their peer goes away. */
+void test_server_stop(struct test_server *ts)
+{
+    shutdown(ts->lfd, SHUT_RDWR);
+    pthread_join(ts->acceptor, NULL);
+    close(ts->lfd);
+    for (int i = 0; i < ts->nworkers; i++)
+        pthread_join(ts->workers[i], NULL);
+    rfs_server_fini(&ts->srv);
+    remove_tree(ts->root);
+}
+
+const char *test_path(const struct test_server *ts, const char *rel, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s", ts->root, rel);
+    return buf;
+}
+
+void fill_random(void *buf, size_t len, unsigned seed)
+{
+    uint8_t *p = buf;
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < len; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        p[i] = (uint8_t) x;
+    }
+}
+
+uint8_t *read_file(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    fstat(fd, &st);
+    uint8_t *buf = malloc((size_t) st.st_size + 1);
+    size_t done = 0;
+    while (done < (size_t) st.st_size) {
+        ssize_t n = read(fd, buf + done, (size_t) st.st_size - done);
+        if (n <= 0)
+            break;
+        done += (size_t) n;
+    }
+    close(fd);
+    *len = done;
+    return buf;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void) st;
+    (void) flag;
+    (void) ftw;
+    return remove(path);
+}
+
+void remove_tree(const char *path)
+{
+    nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}

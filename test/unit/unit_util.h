@@ -1,0 +1,35 @@
+/* Helpers of the unit tests: a temporary export root and an rfs server
+ * on a free loopback port, served by real rfs_serve_connection threads. */
+#ifndef UNIT_UTIL_H_INCLUDED
+#define UNIT_UTIL_H_INCLUDED
+
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server/rfs_server.h"
+
+#define TEST_MAX_CONNS 16
+
+struct test_server {
+    struct rfs_server srv;
+    char root[4096];
+    char port[16];
+    int lfd;
+    pthread_t acceptor;
+    pthread_t workers[TEST_MAX_CONNS];
+    struct net_conn *conns[TEST_MAX_CONNS];
+    int nworkers;
+};
+
+void test_server_start(struct test_server *ts);
+void test_server_stop(struct test_server *ts);
+/* root/relpath into buf */
+const char *test_path(const struct test_server *ts, const char *rel, char *buf, size_t len);
+void fill_random(void *buf, size_t len, unsigned seed);
+/* Whole file content, malloc'ed; *len gets its size. NULL if missing. */
+uint8_t *read_file(const char *path, size_t *len);
+void remove_tree(const char *path);
+
+#endif
