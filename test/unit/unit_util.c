@@ -28,7 +28,7 @@ static void *worker(void *arg)
 {
     struct worker_arg *w = arg;
     rfs_serve_connection(&w->ts->srv, w->conn, "test-client");
-    net_close(w->conn);
+    shutdown(net_tcp_fd(w->conn), SHUT_RDWR);   /* as rfsd closes it */
     free(w);
     return NULL;
 }
@@ -47,6 +47,7 @@ static void *acceptor(void *arg)
         w->ts = ts;
         if (net_tcp_wrap(fd, &opts, &w->conn) < 0)
             die("net_tcp_wrap", errno);
+        ts->conns[ts->nworkers] = w->conn;
         int rc = pthread_create(&ts->workers[ts->nworkers++], NULL, worker, w);
         if (rc != 0)
             die("pthread_create", rc);
@@ -73,15 +74,18 @@ void test_server_start(struct test_server *ts)
         die("pthread_create", rc);
 }
 
-/* Every client connection must be closed before this: workers end when
- * their peer goes away. */
+/* Connections a failed test left open are shut down, so no worker waits
+ * for a peer that will never speak again. */
 void test_server_stop(struct test_server *ts)
 {
     shutdown(ts->lfd, SHUT_RDWR);
     pthread_join(ts->acceptor, NULL);
     close(ts->lfd);
-    for (int i = 0; i < ts->nworkers; i++)
+    for (int i = 0; i < ts->nworkers; i++) {
+        shutdown(net_tcp_fd(ts->conns[i]), SHUT_RDWR);
         pthread_join(ts->workers[i], NULL);
+        net_close(ts->conns[i]);
+    }
     rfs_server_fini(&ts->srv);
     remove_tree(ts->root);
 }

@@ -1,0 +1,129 @@
+/* The TCP transport: whole transfers, end of stream, timeouts, refusal. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "net/net.h"
+#include "unit_util.h"
+
+struct pair {
+    int lfd;
+    char port[16];
+    struct net_conn *client, *server;
+};
+
+static void pair_open(struct pair *p, int timeout_ms)
+{
+    int port;
+    assert_int_equal(net_tcp_listen("127.0.0.1", "0", &p->lfd, &port), 0);
+    snprintf(p->port, sizeof p->port, "%d", port);
+    struct net_opts opts = { .timeout_ms = timeout_ms };
+    assert_int_equal(net_connect(&net_tcp_transport, "127.0.0.1", p->port, &opts, &p->client), 0);
+    int fd = accept(p->lfd, NULL, NULL);
+    assert_true(fd >= 0);
+    assert_int_equal(net_tcp_wrap(fd, &opts, &p->server), 0);
+}
+
+static void pair_close(struct pair *p)
+{
+    net_close(p->client);
+    net_close(p->server);
+    close(p->lfd);
+}
+
+/* A writer thread, so that a transfer bigger than the socket buffers
+ * cannot deadlock the test. */
+struct send_job {
+    struct net_conn *conn;
+    struct iovec iov[3];
+    int rc;
+};
+
+static void *sender(void *arg)
+{
+    struct send_job *j = arg;
+    j->rc = net_writev(j->conn, j->iov, 3);
+    return NULL;
+}
+
+static void test_writev_readn(void **state)
+{
+    (void) state;
+    struct pair p;
+    pair_open(&p, 5000);
+    size_t sizes[3] = { 7, 3u << 20, 1 };
+    uint8_t *src = malloc(sizes[0] + sizes[1] + sizes[2]);
+    uint8_t *dst = malloc(sizes[0] + sizes[1] + sizes[2]);
+    fill_random(src, sizes[0] + sizes[1] + sizes[2], 1);
+    struct send_job j = { .conn = p.client };
+    j.iov[0] = (struct iovec) { src, sizes[0] };
+    j.iov[1] = (struct iovec) { src + sizes[0], sizes[1] };
+    j.iov[2] = (struct iovec) { src + sizes[0] + sizes[1], sizes[2] };
+    pthread_t t;
+    pthread_create(&t, NULL, sender, &j);
+    assert_int_equal(net_readn(p.server, dst, sizes[0] + sizes[1] + sizes[2]), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(j.rc, 0);
+    assert_memory_equal(src, dst, sizes[0] + sizes[1] + sizes[2]);
+    free(src);
+    free(dst);
+    pair_close(&p);
+}
+
+static void test_end_of_stream(void **state)
+{
+    (void) state;
+    struct pair p;
+    pair_open(&p, 5000);
+    assert_int_equal(net_writen(p.client, "abc", 3), 0);
+    net_close(p.client);
+    p.client = NULL;
+    char buf[8];
+    assert_int_equal(net_readn(p.server, buf, 8), -ECONNRESET);  /* 3 of 8, then EOF */
+    pair_close(&p);
+}
+
+static void test_receive_timeout(void **state)
+{
+    (void) state;
+    struct pair p;
+    pair_open(&p, 200);
+    char c;
+    assert_int_equal(net_readn(p.client, &c, 1), -ETIMEDOUT);
+    pair_close(&p);
+}
+
+static void test_connect_refused(void **state)
+{
+    (void) state;
+    int lfd, port;
+    char pstr[16];
+    assert_int_equal(net_tcp_listen("127.0.0.1", "0", &lfd, &port), 0);
+    close(lfd);                         /* nothing listens there now */
+    snprintf(pstr, sizeof pstr, "%d", port);
+    struct net_opts opts = { .timeout_ms = 2000 };
+    struct net_conn *c = NULL;
+    assert_int_equal(net_connect(&net_tcp_transport, "127.0.0.1", pstr, &opts, &c),
+                     -ECONNREFUSED);
+    assert_null(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_writev_readn),
+        cmocka_unit_test(test_end_of_stream),
+        cmocka_unit_test(test_receive_timeout),
+        cmocka_unit_test(test_connect_refused),
+    };
+    return cmocka_run_group_tests_name("net", tests, NULL, NULL);
+}
