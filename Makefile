@@ -30,7 +30,7 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/%.o,$(1))
 
-.PHONY: all deps mpich rfsd unit check check-unit check-integration check-romio \
+.PHONY: all deps mpich rfsd unit check \
         check-sanitize demo bench clean distclean
 .DEFAULT_GOAL := all
 all: mpich rfsd
@@ -61,10 +61,7 @@ unit: $(addprefix $(FOBJ)/,$(UNIT_TESTS))
 
 # The test command of README.md and CI: every suite runs, one summary line.
 check: all unit
-	@bash test/check.sh $(CURDIR)
-
-check-unit: unit
-	@bash test/run-unit.sh $(FOBJ) $(UNIT_TESTS)
+	@bash test/check.sh $(CURDIR) $(MPICH_DIR)
 
 check-sanitize: all
 	@bash test/sanitize.sh $(CURDIR)

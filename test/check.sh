@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# make check: unit tests, MPI integration tests, ROMIO's test suite over
+# rfs:. Ends with one line "N passed, N failed, N skipped".
+set -u
+repo=$1
+mpich_dir=$2
+prefix=$repo/build/install
+work=$(mktemp -d "${TMPDIR:-/tmp}/rfs-check.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+bash "$repo/test/run-unit.sh" "$repo/build/obj/plain" "$work/unit.res" test_proto test_net test_server
+bash "$repo/test/integration/run.sh" "$prefix" "$work/integration" "$work/integration.res"
+bash "$repo/test/romio/run.sh" "$prefix" "$mpich_dir" "$work/romio" "$work/romio.res"
+
+total_p=0 total_f=0 total_s=0
+echo
+echo "summary"
+for suite in unit integration romio; do
+    if [ -s "$work/$suite.res" ]; then
+        read -r p f s < "$work/$suite.res"
+    else
+        p=0 f=1 s=0     # the suite did not finish
+    fi
+    printf '  %-12s %3d passed, %d failed, %d skipped\n' "$suite" "$p" "$f" "$s"
+    total_p=$((total_p + p)) total_f=$((total_f + f)) total_s=$((total_s + s))
+done
+echo "$total_p passed, $total_f failed, $total_s skipped"
+[ "$total_f" -eq 0 ]

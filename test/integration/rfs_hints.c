@@ -1,0 +1,66 @@
+/*
+ * The rfs_defer_open / rfs_defer_close hints: reported by get_info, data
+ * still right, and a deferred open's failure reported by the first
+ * operation that reaches the server.
+ *
+ *   rfs_hints rfs:HOST:PORT:/DIR
+ */
+#include "itest.h"
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    CHECK(argc == 2, "usage: rfs_hints rfs:HOST:PORT:/DIR");
+    int rank, nprocs;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    char name[1024], missing[1024];
+    snprintf(name, sizeof name, "%s/deferred", argv[1]);
+    snprintf(missing, sizeof missing, "%s/missing", argv[1]);
+
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "rfs_defer_open", "enable");
+    MPI_Info_set(info, "rfs_defer_close", "enable");
+    MPI_Info_set(info, "rfs_timeout", "30");
+
+    MPI_File fh;
+    MPI_Status st;
+    unsigned char buf[1000], in[1000];
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPI_Info got;
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag;
+    CHECK_MPI(MPI_File_get_info(fh, &got));
+    MPI_Info_get(got, "rfs_defer_open", MPI_MAX_INFO_VAL, value, &flag);
+    CHECK(flag && strcmp(value, "enable") == 0, "rfs_defer_open reported as %s", value);
+    MPI_Info_get(got, "rfs_defer_close", MPI_MAX_INFO_VAL, value, &flag);
+    CHECK(flag && strcmp(value, "enable") == 0, "rfs_defer_close reported as %s", value);
+    MPI_Info_get(got, "rfs_timeout", MPI_MAX_INFO_VAL, value, &flag);
+    CHECK(flag && strcmp(value, "30") == 0, "rfs_timeout reported as %s", value);
+    MPI_Info_free(&got);
+
+    pattern_fill(buf, sizeof buf, (uint64_t) rank * sizeof buf, 3);
+    CHECK_MPI(MPI_File_write_at(fh, rank * (MPI_Offset) sizeof buf, buf, sizeof buf, MPI_BYTE,
+                                &st));
+    CHECK_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, info, &fh));
+    int peer = (rank + 1) % nprocs;
+    CHECK_MPI(MPI_File_read_at(fh, peer * (MPI_Offset) sizeof in, in, sizeof in, MPI_BYTE, &st));
+    int64_t bad = pattern_check(in, sizeof in, (uint64_t) peer * sizeof in, 3);
+    CHECK(bad < 0, "deferred-open data differs at %lld", (long long) bad);
+    CHECK_MPI(MPI_File_close(&fh));
+
+    /* the open of a missing file succeeds; the first read reports it */
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY, info, &fh));
+    CHECK_CLASS(MPI_File_read_at(fh, 0, in, sizeof in, MPI_BYTE, &st), MPI_ERR_NO_SUCH_FILE);
+    MPI_File_close(&fh);
+
+    MPI_Info_free(&info);
+    MPI_Finalize();
+    if (rank == 0)
+        printf(" No Errors\n");
+    return 0;
+}

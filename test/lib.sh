@@ -1,0 +1,79 @@
+# Shell helpers of the test runners, demo and benchmarks (sourced).
+# Servers are started on free loopback ports (--port 0 --port-file) and
+# stopped by PID; every runner cleans up on exit.
+
+RFSD_PIDS=""
+
+# start_rfsd ROOT DIR NAME [rfsd options...]: starts rfsd serving ROOT with
+# its port file and log in DIR; sets RFSD_PORT and RFSD_PID.
+start_rfsd() {
+    local root=$1 dir=$2 name=$3
+    shift 3
+    mkdir -p "$root"
+    rm -f "$dir/$name.port"
+    "$PREFIX/bin/rfsd" --root "$root" --port-file "$dir/$name.port" "$@" \
+        2> "$dir/$name.log" &
+    RFSD_PID=$!
+    RFSD_PIDS="$RFSD_PIDS $RFSD_PID"
+    local i
+    for i in $(seq 1 200); do
+        if [ -s "$dir/$name.port" ]; then
+            RFSD_PORT=$(cat "$dir/$name.port")
+            return 0
+        fi
+        kill -0 "$RFSD_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "rfsd $name did not start:" >&2
+    cat "$dir/$name.log" >&2
+    return 1
+}
+
+stop_rfsd() {
+    kill -TERM "$1" 2>/dev/null || true
+    kill -CONT "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
+
+stop_all_rfsd() {
+    local pid
+    for pid in $RFSD_PIDS; do
+        stop_rfsd "$pid"
+    done
+    RFSD_PIDS=""
+}
+
+PASSED=0
+FAILED=0
+SKIPPED=0
+FAILED_NAMES=""
+
+# run_case NAME TIMEOUT COMMAND...: passes when the command exits 0 and
+# prints " No Errors" (the ROMIO convention). Output goes to $LOGDIR/NAME.out.
+run_case() {
+    local name=$1 limit=$2
+    shift 2
+    local out="$LOGDIR/$name.out" t0 t1 rc
+    t0=$(date +%s.%N)
+    timeout --kill-after=10 "$limit" "$@" < /dev/null > "$out" 2>&1
+    rc=$?
+    t1=$(date +%s.%N)
+    local secs
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    if [ $rc -eq 0 ] && grep -q "No Errors" "$out"; then
+        PASSED=$((PASSED + 1))
+        printf '  PASS %-28s %6ss\n' "$name" "$secs"
+    else
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES="$FAILED_NAMES $name"
+        printf '  FAIL %-28s %6ss (exit %d)\n' "$name" "$secs" "$rc"
+        sed 's/^/       | /' "$out" | tail -15
+    fi
+}
+
+# write_results FILE: the counts for test/check.sh
+write_results() {
+    echo "$PASSED $FAILED $SKIPPED" > "$1"
+}
+
+MPIEXEC_FLAGS="-launcher fork"
