@@ -77,3 +77,6 @@ clean:
 
 distclean: clean
 	rm -rf build
+
+# Keep the objects of the test programs between runs.
+.SECONDARY:

@@ -11,7 +11,7 @@ start_rfsd() {
     shift 3
     mkdir -p "$root"
     rm -f "$dir/$name.port"
-    "$PREFIX/bin/rfsd" --root "$root" --port-file "$dir/$name.port" "$@" \
+    "${RFSD:-$PREFIX/bin/rfsd}" --root "$root" --port-file "$dir/$name.port" "$@" \
         2> "$dir/$name.log" &
     RFSD_PID=$!
     RFSD_PIDS="$RFSD_PIDS $RFSD_PID"
@@ -32,7 +32,7 @@ start_rfsd() {
 stop_rfsd() {
     kill -TERM "$1" 2>/dev/null || true
     kill -CONT "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
+    { wait "$1"; } 2>/dev/null || true
 }
 
 stop_all_rfsd() {

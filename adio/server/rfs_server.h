@@ -31,5 +31,8 @@ int rfs_serve_connection(const struct rfs_server *s, struct net_conn *conn, cons
  * beneath root_fd; '..' or a symlink leading outside gives -EXDEV. */
 int rfs_path_open(int root_fd, const char *path, int oflags, mode_t mode);
 int rfs_path_unlink(int root_fd, const char *path);
+/* openat2 is used where the kernel has it; 0 forces the portable walk
+ * (for tests). */
+void rfs_path_use_openat2(int on);
 
 #endif /* RFS_SERVER_H_INCLUDED */

@@ -145,6 +145,16 @@ static void test_path_confinement(void **state)
     rfs_client_close(&c);
 }
 
+/* The same checks through the portable resolver (kernels without
+ * openat2, valgrind). */
+static void test_path_confinement_walk(void **state)
+{
+    rfs_path_use_openat2(0);
+    clear_dir(ts.root);
+    test_path_confinement(state);
+    rfs_path_use_openat2(1);
+}
+
 static void test_locks_between_connections(void **state)
 {
     (void) state;
@@ -291,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_write_read_back),
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_path_confinement),
+        cmocka_unit_test(test_path_confinement_walk),
         cmocka_unit_test(test_locks_between_connections),
         cmocka_unit_test(test_deferred_open_and_close),
         cmocka_unit_test(test_hostile_input),

@@ -3,6 +3,7 @@
 #endif
 #include "unit_util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -134,6 +135,21 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
     (void) flag;
     (void) ftw;
     return remove(path);
+}
+
+void clear_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    char sub[8192];
+    while (d && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            remove_tree(sub);
+        }
+    }
+    if (d)
+        closedir(d);
 }
 
 void remove_tree(const char *path)

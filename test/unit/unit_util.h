@@ -31,5 +31,7 @@ void fill_random(void *buf, size_t len, unsigned seed);
 /* Whole file content, malloc'ed; *len gets its size. NULL if missing. */
 uint8_t *read_file(const char *path, size_t *len);
 void remove_tree(const char *path);
+/* Remove what is in a directory, not the directory. */
+void clear_dir(const char *path);
 
 #endif

@@ -1,0 +1,52 @@
+/*
+ * Contiguous throughput through an MPI-IO file name (rfs:, ufs:, ...):
+ * write BYTES in CHUNK-sized MPI_File_write_at calls, then read them back,
+ * REPS times; prints the median MB/s of each, and checks the data once.
+ *
+ *   rfs_bench NAME BYTES CHUNK REPS
+ */
+#include <time.h>
+
+#include "../integration/itest.h"
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    CHECK(argc == 5, "usage: rfs_bench NAME BYTES CHUNK REPS");
+    uint64_t total = strtoull(argv[2], NULL, 0), chunk = strtoull(argv[3], NULL, 0);
+    int reps = atoi(argv[4]);
+    total -= total % chunk;
+    unsigned char *buf = malloc(chunk);
+    double *w = calloc((size_t) reps, sizeof *w), *r = calloc((size_t) reps, sizeof *r);
+    MPI_File fh;
+    MPI_Status st;
+    CHECK_MPI(MPI_File_open(MPI_COMM_SELF, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR,
+                            MPI_INFO_NULL, &fh));
+    pattern_fill(buf, chunk, 0, 5);
+    for (int i = 0; i < reps; i++) {
+        double t0 = MPI_Wtime();
+        for (uint64_t off = 0; off < total; off += chunk)
+            CHECK_MPI(MPI_File_write_at(fh, (MPI_Offset) off, buf, (int) chunk, MPI_BYTE, &st));
+        double t1 = MPI_Wtime();
+        for (uint64_t off = 0; off < total; off += chunk)
+            CHECK_MPI(MPI_File_read_at(fh, (MPI_Offset) off, buf, (int) chunk, MPI_BYTE, &st));
+        double t2 = MPI_Wtime();
+        w[i] = (double) total / (t1 - t0) / 1e6;
+        r[i] = (double) total / (t2 - t1) / 1e6;
+    }
+    int64_t bad = pattern_check(buf, chunk, 0, 5);
+    CHECK(bad < 0, "data read back differs at %lld", (long long) bad);
+    CHECK_MPI(MPI_File_close(&fh));
+    CHECK_MPI(MPI_File_delete(argv[1], MPI_INFO_NULL));
+    qsort(w, (size_t) reps, sizeof *w, cmp);
+    qsort(r, (size_t) reps, sizeof *r, cmp);
+    printf("write %.1f\nread %.1f\n", w[reps / 2], r[reps / 2]);
+    MPI_Finalize();
+    return 0;
+}

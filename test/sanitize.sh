@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# make check-sanitize: the unit tests under ASan+UBSan, TSan and valgrind,
+# and the MPI integration tests against an rfsd built with ASan+UBSan and
+# one built with TSan. (The MPI client side lives in libmpi, built without
+# sanitizers; its protocol and transport code is what the unit tests run.)
+set -u
+repo=$1
+prefix=$repo/build/install
+work=$(mktemp -d "${TMPDIR:-/tmp}/rfs-sanitize.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$repo"
+
+asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+make -s FLAVOUR=asan EXTRA_CFLAGS="$asan" unit build/obj/asan/rfsd || exit 1
+make -s FLAVOUR=tsan EXTRA_CFLAGS="-fsanitize=thread" unit build/obj/tsan/rfsd || exit 1
+make -s FLAVOUR=plain unit || exit 1
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+tests="test_proto test_net test_server"
+echo "== ASan+UBSan"
+bash test/run-unit.sh build/obj/asan "$work/asan.res" $tests
+echo "== TSan"
+bash test/run-unit.sh build/obj/tsan "$work/tsan.res" $tests
+echo "== valgrind"
+UNIT_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
+    bash test/run-unit.sh build/obj/plain "$work/valgrind.res" $tests
+echo "== integration, rfsd with ASan+UBSan"
+RFSD=$repo/build/obj/asan/rfsd bash test/integration/run.sh "$prefix" "$work/it-asan" "$work/it-asan.res"
+echo "== integration, rfsd with TSan"
+RFSD=$repo/build/obj/tsan/rfsd bash test/integration/run.sh "$prefix" "$work/it-tsan" "$work/it-tsan.res"
+
+# A sanitizer report in any rfsd log is a failure even if the client passed.
+if grep -lE "ERROR: (Address|Thread|Undefined)Sanitizer|WARNING: ThreadSanitizer|runtime error:" \
+        "$work"/it-*/*.log 2>/dev/null; then
+    echo "sanitizer reports in the rfsd logs above"
+    echo "0 1 0" > "$work/logs.res"
+fi
+
+total_p=0 total_f=0
+for r in "$work"/*.res; do
+    read -r p f s < "$r"
+    total_p=$((total_p + p)) total_f=$((total_f + f))
+done
+echo "$total_p passed, $total_f failed"
+[ "$total_f" -eq 0 ]
