@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,14 +45,14 @@ static struct {
     int nworkers;
     pthread_mutex_t lock;
     int wake[2];                /* self-pipe: signals and finished workers */
-    volatile sig_atomic_t stop;
+    atomic_int stop;            /* set by the signal handler, any thread */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = { -1, -1 } };
 
 static void on_signal(int sig)
 {
     int saved = errno;
     if (sig != SIGUSR1) {
-        g.stop = 1;
+        atomic_store(&g.stop, 1);
         ssize_t ignored = write(g.wake[1], "s", 1);
         (void) ignored;
     }
@@ -154,7 +155,7 @@ static void start_worker(int fd)
 
 static void accept_loop(int lfd)
 {
-    while (!g.stop) {
+    while (!atomic_load(&g.stop)) {
         int free_slots = reap_workers();
         struct pollfd p[2] = { { .fd = g.wake[0], .events = POLLIN },
                                { .fd = lfd, .events = POLLIN } };

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES="build-essential autoconf automake libtool m4 pkg-config dpkg-dev
-python3 libcmocka-dev libhwloc-dev valgrind"
+python3 libcmocka-dev libhwloc-dev valgrind patchelf"
 
 missing=""
 for p in $PACKAGES; do

@@ -28,6 +28,21 @@ for np in 1 2 3 4; do
 done
 run_case "rfs_hints.np3" 120 $mpiexec -n 3 "$work/bin/rfs_hints" "rfs:127.0.0.1:$main_port:/"
 
+# A program built against Debian's MPICH packages needs libmpich.so.12 (their
+# soname): build one that way (relabel the dependency with patchelf) and run
+# it on this MPI through the libmpich.so.12 link.
+if "$mpicc" -std=c11 -D_GNU_SOURCE -O2 -o "$work/bin/rfs_contig_libmpich" "$here/rfs_contig.c" \
+    && patchelf --replace-needed libmpi.so.12 libmpich.so.12 "$work/bin/rfs_contig_libmpich" \
+    && patchelf --remove-rpath "$work/bin/rfs_contig_libmpich" \
+    && LD_LIBRARY_PATH="$PREFIX/lib" ldd "$work/bin/rfs_contig_libmpich" \
+        | grep -q "libmpich.so.12 => $PREFIX/lib"; then
+    run_case "rfs_contig.libmpich.np2" 120 env LD_LIBRARY_PATH="$PREFIX/lib" $mpiexec -n 2 \
+        "$work/bin/rfs_contig_libmpich" "rfs:127.0.0.1:$main_port:/contig.libmpich" "$root"
+else
+    FAILED=$((FAILED + 1))
+    echo "  FAIL rfs_contig.libmpich (cannot build a libmpich.so.12 program)"
+fi
+
 ln -s /etc "$root/escape"
 echo existing > "$root/existing"
 start_rfsd "$work/dead-root" "$work" dead || exit 1
@@ -41,6 +56,26 @@ run_case "rfs_errors" 120 $mpiexec -n 1 "$work/bin/rfs_errors" 127.0.0.1 "$main_
 
 run_case "rfs_large.2GiB" 600 $mpiexec -n 1 "$work/bin/rfs_large" \
     "rfs:127.0.0.1:$main_port:/large"
+
+# SIGTERM with a client connected: a clean exit, status 0.
+echo "# client holding a connection" > "$LOGDIR/rfsd_sigterm.out"
+exec 3<>"/dev/tcp/127.0.0.1/$main_port"
+kill -TERM "$(echo $RFSD_PIDS | cut -d' ' -f1)"
+if timeout 20 bash -c "while kill -0 $(echo $RFSD_PIDS | cut -d' ' -f1) 2>/dev/null; do sleep 0.05; done"; then
+    wait "$(echo $RFSD_PIDS | cut -d' ' -f1)"
+    rc=$?
+else
+    rc=124
+fi
+exec 3<&-
+if [ $rc -eq 0 ] && grep -q "stopped" "$work/main.log"; then
+    PASSED=$((PASSED + 1))
+    echo "  PASS rfsd_sigterm"
+else
+    FAILED=$((FAILED + 1))
+    echo "  FAIL rfsd_sigterm (exit $rc)"
+    tail -5 "$work/main.log"
+fi
 
 stop_all_rfsd
 write_results "$results"
