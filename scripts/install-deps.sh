@@ -17,16 +17,25 @@ have_src() {
     grep -qsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/*
 }
 
+# A deb-src twin of every bookworm "deb" source already configured, so that
+# apt-get source uses the same mirror the machine uses for packages.
+add_src() {
+    local out=/etc/apt/sources.list.d/romio-drivers-src
+    awk 'BEGIN { RS = ""; ORS = "\n\n" }
+         /(^|\n)Types:[^\n]*deb/ && /(^|\n)Suites:[^\n]*bookworm/ {
+             sub(/(^|\n)Types:[^\n]*/, "\nTypes: deb-src"); sub(/^\n/, ""); print
+         }' /etc/apt/sources.list.d/*.sources 2>/dev/null > "$out.sources" || true
+    awk '$1 == "deb" && / bookworm/ { $1 = "deb-src"; print }' \
+        /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null > "$out.list" || true
+    [ -s "$out.sources" ] || rm -f "$out.sources"
+    [ -s "$out.list" ] || rm -f "$out.list"
+}
+
 updated=0
 if ! have_src; then
-    echo "install-deps: adding a deb-src entry for bookworm main"
-    cat > /etc/apt/sources.list.d/romio-drivers-src.sources <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+    echo "install-deps: adding deb-src entries for bookworm"
+    add_src
+    have_src || { echo "install-deps: no bookworm source to copy" >&2; exit 1; }
     apt-get update -qq
     updated=1
 fi

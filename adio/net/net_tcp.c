@@ -15,12 +15,14 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 struct tcp_conn {
     struct net_conn base;
     int fd;
+    int pipe[2];                /* for splice, made on first use */
 };
 
 static int set_timeouts(int fd, int timeout_ms)
@@ -86,6 +88,7 @@ static int wrap(int fd, const struct net_opts *opts, struct net_conn **out)
         return -ENOMEM;
     c->base.transport = &net_tcp_transport;
     c->fd = fd;
+    c->pipe[0] = c->pipe[1] = -1;
     *out = &c->base;
     return 0;
 }
@@ -175,7 +178,89 @@ static void tcp_close(struct net_conn *conn)
 {
     struct tcp_conn *c = (struct tcp_conn *) conn;
     close(c->fd);
+    if (c->pipe[0] >= 0) {
+        close(c->pipe[0]);
+        close(c->pipe[1]);
+    }
     free(c);
+}
+
+static int stream_errno(int err)
+{
+    return err == EAGAIN || err == EWOULDBLOCK ? -ETIMEDOUT : -err;
+}
+
+/* Empty the pipe into the file, or, once the file failed, into nothing. */
+static int drain_pipe(struct tcp_conn *c, size_t inpipe, int fd, uint64_t *offset, int *file_err)
+{
+    char scratch[4096];
+    while (inpipe > 0) {
+        ssize_t m;
+        if (!*file_err) {
+            loff_t off = (loff_t) *offset;
+            m = splice(c->pipe[0], NULL, fd, &off, inpipe, SPLICE_F_MOVE);
+            if (m > 0)
+                *offset = (uint64_t) off;
+        } else {
+            m = read(c->pipe[0], scratch, inpipe < sizeof scratch ? inpipe : sizeof scratch);
+        }
+        if (m < 0 && errno == EINTR)
+            continue;
+        if (m < 0 && !*file_err) {
+            *file_err = errno;
+            continue;
+        }
+        if (m <= 0)
+            return -EIO;
+        inpipe -= (size_t) m;
+    }
+    return 0;
+}
+
+/* Socket -> pipe -> file: the data never enters user space. */
+static int tcp_recv_to_file(struct net_conn *conn, int fd, uint64_t offset, uint64_t len)
+{
+    struct tcp_conn *c = (struct tcp_conn *) conn;
+    if (c->pipe[0] < 0) {
+        if (pipe2(c->pipe, O_CLOEXEC) < 0)
+            return -errno;
+        fcntl(c->pipe[1], F_SETPIPE_SZ, 1 << 20);   /* best effort */
+    }
+    int file_err = fd < 0 ? EBADF : 0;
+    while (len > 0) {
+        ssize_t n = splice(c->fd, NULL, c->pipe[1], NULL, len < (1u << 20) ? len : (1u << 20),
+                           SPLICE_F_MOVE);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return stream_errno(errno);
+        if (n == 0)
+            return -ECONNRESET;
+        len -= (uint64_t) n;
+        int rc = drain_pipe(c, (size_t) n, fd, &offset, &file_err);
+        if (rc < 0)
+            return rc;
+    }
+    return file_err;
+}
+
+/* File -> socket from the page cache. */
+static int tcp_send_from_file(struct net_conn *conn, int fd, uint64_t offset, uint64_t len)
+{
+    struct tcp_conn *c = (struct tcp_conn *) conn;
+    while (len > 0) {
+        off_t off = (off_t) offset;
+        ssize_t n = sendfile(c->fd, fd, &off, len < (1u << 30) ? len : (1u << 30));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return stream_errno(errno == EPIPE ? ECONNRESET : errno);
+        if (n == 0)
+            return -EIO;        /* the file shrank under us */
+        offset += (uint64_t) n;
+        len -= (uint64_t) n;
+    }
+    return 0;
 }
 
 const struct net_transport net_tcp_transport = {
@@ -184,6 +269,8 @@ const struct net_transport net_tcp_transport = {
     .writev = tcp_writev,
     .readn = tcp_readn,
     .close = tcp_close,
+    .recv_to_file = tcp_recv_to_file,
+    .send_from_file = tcp_send_from_file,
 };
 
 int net_tcp_listen(const char *addr, const char *port, int *listen_fd, int *bound_port)

@@ -32,8 +32,14 @@ struct rfs_session {
 struct rfs_result {
     int status;
     struct rfs_rep rep;
-    uint64_t data_len;                  /* reply data, in session->buf */
+    uint64_t data_len;                  /* reply data, in session->buf ... */
+    int data_fd;                        /* ... or, if >= 0, in this file */
+    uint64_t data_off;
 };
+
+/* From this size on, data moves between socket and file in the kernel
+ * where the transport can (splice, sendfile): one copy instead of two. */
+#define RFS_ZEROCOPY_MIN (64u << 10)
 
 int rfs_server_init(struct rfs_server *s, const char *root)
 {
@@ -58,6 +64,11 @@ static int ensure_buf(struct rfs_session *ss, uint64_t len)
     ss->buf = p;
     ss->cap = (size_t) len;
     return 0;
+}
+
+static int writable(uint32_t accmode)
+{
+    return accmode != RFS_O_RDONLY;
 }
 
 static int status_of_errno(int err)
@@ -112,6 +123,16 @@ static void do_open(struct rfs_session *ss, const struct rfs_req *r, struct rfs_
 static void do_pread(struct rfs_session *ss, int fd, const struct rfs_req *r,
                      struct rfs_result *res)
 {
+    struct stat st;
+    if (r->length >= RFS_ZEROCOPY_MIN && ss->conn->transport->send_from_file &&
+        fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        uint64_t size = (uint64_t) st.st_size;
+        res->data_len = r->offset >= size ? 0
+                      : size - r->offset < r->length ? size - r->offset : r->length;
+        res->data_fd = fd;
+        res->data_off = r->offset;
+        return;
+    }
     if (ensure_buf(ss, r->length) < 0) {
         res->status = RFS_E_NOMEM;
         return;
@@ -151,6 +172,25 @@ static void do_pwrite(struct rfs_session *ss, int fd, const struct rfs_req *r,
     res->rep.value = done;
 }
 
+/* A large write goes from the socket to the file in the kernel; the data
+ * is consumed even when the write cannot be done. < 0: stream failure. */
+static int pwrite_direct(struct rfs_session *ss, const struct rfs_req *r, struct rfs_result *res)
+{
+    int fd = ss->fd[r->handle];
+    if (fd < 0 || !writable(ss->accmode[r->handle])) {
+        res->status = RFS_E_BADF;
+        fd = -1;
+    }
+    int rc = ss->conn->transport->recv_to_file(ss->conn, fd, r->offset, r->length);
+    if (rc < 0)
+        return rc;
+    if (res->status == RFS_OK && rc > 0)
+        res->status = status_of_errno(rc);
+    if (res->status == RFS_OK)
+        res->rep.value = r->length;
+    return 0;
+}
+
 static void do_lock(int fd, const struct rfs_req *r, struct rfs_result *res)
 {
     /* Open-file-description locks belong to this connection's open of the
@@ -169,11 +209,6 @@ static void do_lock(int fd, const struct rfs_req *r, struct rfs_result *res)
     while (rc < 0 && errno == EINTR && r->aux);
     if (rc < 0)
         res->status = status_of_errno(errno);
-}
-
-static int writable(uint32_t accmode)
-{
-    return accmode != RFS_O_RDONLY;
 }
 
 static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *r,
@@ -256,7 +291,13 @@ static int send_reply(struct rfs_session *ss, uint16_t op, uint32_t tag,
     rfs_rep_encode(&res->rep, fbuf);
     struct iovec iov[3] = { { hbuf, sizeof hbuf }, { fbuf, sizeof fbuf },
                             { ss->buf, (size_t) res->data_len } };
-    return net_writev(ss->conn, iov, res->data_len ? 3 : 2);
+    if (res->data_fd < 0)
+        return net_writev(ss->conn, iov, res->data_len ? 3 : 2);
+    int rc = net_writev(ss->conn, iov, 2);
+    if (rc == 0 && res->data_len)
+        rc = ss->conn->transport->send_from_file(ss->conn, res->data_fd, res->data_off,
+                                                 res->data_len);
+    return rc;
 }
 
 /* One request. Returns 0 to go on, 1 for an orderly end, < 0 to drop the
@@ -274,7 +315,7 @@ static int serve_one(struct rfs_session *ss)
     if (rfs_hdr_decode(hbuf, &h) != RFS_OK) {
         rfs_log(RFS_LOG_WARN, "%s: bad magic or version (%#x, %u), closing", ss->peer,
                 h.magic, h.version);
-        struct rfs_result res = { .status = RFS_E_PROTO };
+        struct rfs_result res = { .status = RFS_E_PROTO, .data_fd = -1 };
         if (h.magic == RFS_MAGIC)
             send_reply(ss, h.op & ~RFS_REPLY, h.tag, &res);
         return -EPROTO;
@@ -289,7 +330,7 @@ static int serve_one(struct rfs_session *ss)
         return rc;
     rfs_req_decode(fbuf, &r);
 
-    struct rfs_result res = { .status = rfs_req_validate(&h, &r) };
+    struct rfs_result res = { .status = rfs_req_validate(&h, &r), .data_fd = -1 };
     uint64_t var = h.len - RFS_REQ_FIXED;
     if (res.status == RFS_E_PROTO || var > RFS_MAX_DATA) {
         rfs_log(RFS_LOG_WARN, "%s: malformed %s request: %s, closing", ss->peer,
@@ -298,6 +339,11 @@ static int serve_one(struct rfs_session *ss)
             res.status = RFS_E_TOOBIG;
         send_reply(ss, h.op, h.tag, &res);
         return -EPROTO;
+    }
+    if (res.status == RFS_OK && h.op == RFS_OP_PWRITE && var >= RFS_ZEROCOPY_MIN &&
+        ss->conn->transport->recv_to_file) {
+        rc = pwrite_direct(ss, &r, &res);
+        return rc < 0 ? rc : send_reply(ss, h.op, h.tag, &res);
     }
     if (var > 0) {
         if (ensure_buf(ss, var) < 0)
@@ -313,8 +359,10 @@ static int serve_one(struct rfs_session *ss)
     else
         rfs_log(RFS_LOG_INFO, "%s: %s refused: %s", ss->peer, rfs_op_name(h.op),
                 rfs_status_str(res.status));
-    if (res.status != RFS_OK)
+    if (res.status != RFS_OK) {
         res.data_len = 0;
+        res.data_fd = -1;
+    }
     return send_reply(ss, h.op, h.tag, &res);
 }
 
