@@ -27,15 +27,12 @@ struct net_transport {
     int (*readn)(struct net_conn *conn, void *buf, size_t len);
     void (*close)(struct net_conn *conn);
     /*
-     * Optional, for servers (NULL: copy through memory). recv_to_file
-     * consumes exactly len bytes of the stream and writes them to fd at
-     * offset; it returns 0, a negative errno if the stream failed, or a
-     * positive errno if the file did (the stream is still consumed, so the
-     * connection stays in step). send_from_file sends len bytes of fd at
-     * offset; a file shorter than that is a stream failure (-EIO).
+     * Optional, for servers (NULL: copy through memory): consume exactly
+     * len bytes of the stream and write them to fd at offset. Returns 0, a
+     * negative errno if the stream failed, or a positive errno if the file
+     * did (the stream is still consumed, so the connection stays in step).
      */
     int (*recv_to_file)(struct net_conn *conn, int fd, uint64_t offset, uint64_t len);
-    int (*send_from_file)(struct net_conn *conn, int fd, uint64_t offset, uint64_t len);
 };
 
 /* Every transport's connection starts with this. */

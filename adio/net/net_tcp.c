@@ -15,7 +15,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -120,6 +119,13 @@ static int tcp_connect(const char *host, const char *port, const struct net_opts
     return rc;
 }
 
+/* What a failed socket call means for the stream: a timeout or a lost peer. */
+static int stream_errno(int err)
+{
+    return err == EAGAIN || err == EWOULDBLOCK ? -ETIMEDOUT
+         : err == EPIPE ? -ECONNRESET : -err;
+}
+
 static int tcp_writev(struct net_conn *conn, const struct iovec *iov_in, int iovcnt)
 {
     struct tcp_conn *c = (struct tcp_conn *) conn;
@@ -136,8 +142,7 @@ static int tcp_writev(struct net_conn *conn, const struct iovec *iov_in, int iov
             if (sent < 0) {
                 if (errno == EINTR)
                     continue;
-                return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT
-                    : errno == EPIPE ? -ECONNRESET : -errno;
+                return stream_errno(errno);
             }
             while (left > 0 && (size_t) sent >= cur->iov_len) {
                 sent -= (ssize_t) cur->iov_len;
@@ -164,7 +169,7 @@ static int tcp_readn(struct net_conn *conn, void *buf, size_t len)
         if (got < 0) {
             if (errno == EINTR)
                 continue;
-            return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
+            return stream_errno(errno);
         }
         if (got == 0)
             return -ECONNRESET;
@@ -183,11 +188,6 @@ static void tcp_close(struct net_conn *conn)
         close(c->pipe[1]);
     }
     free(c);
-}
-
-static int stream_errno(int err)
-{
-    return err == EAGAIN || err == EWOULDBLOCK ? -ETIMEDOUT : -err;
 }
 
 /* Empty the pipe into the file, or, once the file failed, into nothing. */
@@ -244,25 +244,6 @@ static int tcp_recv_to_file(struct net_conn *conn, int fd, uint64_t offset, uint
     return file_err;
 }
 
-/* File -> socket from the page cache. */
-static int tcp_send_from_file(struct net_conn *conn, int fd, uint64_t offset, uint64_t len)
-{
-    struct tcp_conn *c = (struct tcp_conn *) conn;
-    while (len > 0) {
-        off_t off = (off_t) offset;
-        ssize_t n = sendfile(c->fd, fd, &off, len < (1u << 30) ? len : (1u << 30));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return stream_errno(errno == EPIPE ? ECONNRESET : errno);
-        if (n == 0)
-            return -EIO;        /* the file shrank under us */
-        offset += (uint64_t) n;
-        len -= (uint64_t) n;
-    }
-    return 0;
-}
-
 const struct net_transport net_tcp_transport = {
     .name = "tcp",
     .connect = tcp_connect,
@@ -270,7 +251,6 @@ const struct net_transport net_tcp_transport = {
     .readn = tcp_readn,
     .close = tcp_close,
     .recv_to_file = tcp_recv_to_file,
-    .send_from_file = tcp_send_from_file,
 };
 
 int net_tcp_listen(const char *addr, const char *port, int *listen_fd, int *bound_port)

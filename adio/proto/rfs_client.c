@@ -227,44 +227,109 @@ int rfs_close_nowait(struct rfs_client *c, uint32_t handle)
     return 0;
 }
 
+/* Send a request without waiting for its reply. */
+static int send_only(struct rfs_client *c, const struct rfs_call *k, uint32_t *tag)
+{
+    struct rfs_frame f;
+    struct iovec iov[3];
+    frame_build(c, k->op, &k->req, k->out_len, &f);
+    *tag = f.tag;
+    int rc = net_writev(c->conn, iov, add_frame(iov, 0, &f, k->out, k->out_len));
+    return rc < 0 ? fail(c, rc) : 0;
+}
+
+/*
+ * PREAD or PWRITE of any size as pieces of RFS_CLIENT_PIECE bytes, up to
+ * RFS_CLIENT_WINDOW of them in flight, so that the server works on one
+ * piece while the next travels. The first piece goes alone when it must
+ * carry a deferred OPEN or follow unread replies. After a failure nothing
+ * new is sent, the pieces in flight are still received, and the first
+ * failure is returned.
+ */
+static int transfer(struct rfs_client *c, uint16_t op, uint32_t handle, char *buf,
+                    uint64_t len, uint64_t offset, uint64_t *done)
+{
+    struct piece {
+        uint32_t tag;
+        uint64_t start, len;
+    } win[RFS_CLIENT_WINDOW];
+    uint64_t sent = 0;
+    int status = RFS_OK, eof = 0, head = 0, inflight = 0;
+
+    *done = 0;
+    if (c->broken)
+        return -ENOTCONN;
+    while ((sent < len && status == RFS_OK && !eof) || inflight > 0) {
+        int serial = c->open_pending || c->unread_replies;
+        while (sent < len && status == RFS_OK && !eof && inflight < RFS_CLIENT_WINDOW &&
+               !(serial && inflight > 0)) {
+            uint64_t n = len - sent < RFS_CLIENT_PIECE ? len - sent : RFS_CLIENT_PIECE;
+            struct rfs_call k = { .op = op,
+                                  .req = { .handle = handle, .offset = offset + sent, .length = n },
+                                  .out = op == RFS_OP_PWRITE ? buf + sent : NULL,
+                                  .out_len = op == RFS_OP_PWRITE ? n : 0,
+                                  .in = buf + sent, .in_max = op == RFS_OP_PREAD ? n : 0 };
+            if (serial) {
+                /* call() sends the deferred OPEN or skips old replies first */
+                int rc = call(c, &k);
+                if (rc < 0)
+                    return rc;
+                if (rc != RFS_OK)
+                    return rc;
+                if (op == RFS_OP_PWRITE && k.rep.value != n)
+                    return fail(c, -EPROTO);
+                *done += op == RFS_OP_PREAD ? k.in_len : n;
+                eof = op == RFS_OP_PREAD && k.in_len < n;
+                sent += n;
+                serial = 0;
+                continue;
+            }
+            struct piece *p = &win[(head + inflight) % RFS_CLIENT_WINDOW];
+            int rc = send_only(c, &k, &p->tag);
+            if (rc < 0)
+                return rc;
+            p->start = sent;
+            p->len = n;
+            sent += n;
+            inflight++;
+        }
+        if (inflight == 0)
+            break;
+        struct piece *p = &win[head];
+        struct rfs_rep rep;
+        uint64_t got;
+        int rc = recv_reply(c, op, p->tag, buf + p->start, op == RFS_OP_PREAD ? p->len : 0,
+                            &rep, &got);
+        if (rc < 0)
+            return rc;
+        head = (head + 1) % RFS_CLIENT_WINDOW;
+        inflight--;
+        if (rc != RFS_OK) {
+            status = status == RFS_OK ? rc : status;
+            continue;
+        }
+        if (op == RFS_OP_PWRITE && rep.value != p->len)
+            return fail(c, -EPROTO);
+        if (status == RFS_OK && !eof)
+            *done += op == RFS_OP_PREAD ? got : p->len;
+        if (op == RFS_OP_PREAD && got < p->len)
+            eof = 1;            /* end of file: later pieces add nothing */
+    }
+    return status;
+}
+
 int rfs_pread(struct rfs_client *c, uint32_t handle, void *buf, uint64_t len, uint64_t offset,
               uint64_t *done)
 {
-    *done = 0;
-    while (*done < len) {
-        uint64_t chunk = len - *done < RFS_CLIENT_CHUNK ? len - *done : RFS_CLIENT_CHUNK;
-        struct rfs_call k = { .op = RFS_OP_PREAD,
-                              .req = { .handle = handle, .offset = offset + *done,
-                                       .length = chunk },
-                              .in = (char *) buf + *done, .in_max = chunk };
-        int rc = call(c, &k);
-        if (rc != RFS_OK)
-            return rc;
-        *done += k.in_len;
-        if (k.in_len < chunk)
-            break;              /* end of file */
-    }
-    return RFS_OK;
+    return transfer(c, RFS_OP_PREAD, handle, buf, len, offset, done);
 }
 
 int rfs_pwrite(struct rfs_client *c, uint32_t handle, const void *buf, uint64_t len,
                uint64_t offset)
 {
-    uint64_t done = 0;
-    while (done < len) {
-        uint64_t chunk = len - done < RFS_CLIENT_CHUNK ? len - done : RFS_CLIENT_CHUNK;
-        struct rfs_call k = { .op = RFS_OP_PWRITE,
-                              .req = { .handle = handle, .offset = offset + done,
-                                       .length = chunk },
-                              .out = (const char *) buf + done, .out_len = chunk };
-        int rc = call(c, &k);
-        if (rc != RFS_OK)
-            return rc;
-        if (k.rep.value != chunk)
-            return fail(c, -EPROTO);
-        done += chunk;
-    }
-    return RFS_OK;
+    uint64_t done;
+    /* transfer() only reads from buf for a write */
+    return transfer(c, RFS_OP_PWRITE, handle, (char *) buf, len, offset, &done);
 }
 
 int rfs_fstat(struct rfs_client *c, uint32_t handle, struct rfs_stat *st)

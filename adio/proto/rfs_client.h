@@ -61,7 +61,8 @@ int rfs_prealloc(struct rfs_client *c, uint32_t handle, uint64_t offset, uint64_
 int rfs_lock(struct rfs_client *c, uint32_t handle, uint32_t kind, uint64_t offset,
              uint64_t len, int wait);
 
-/* Bytes of data per PREAD/PWRITE message the client sends. */
-#define RFS_CLIENT_CHUNK (16u << 20)
+/* Reads and writes go as pieces of this size, this many in flight. */
+#define RFS_CLIENT_PIECE  (1u << 20)
+#define RFS_CLIENT_WINDOW 32
 
 #endif /* RFS_CLIENT_H_INCLUDED */

@@ -32,13 +32,15 @@ struct rfs_session {
 struct rfs_result {
     int status;
     struct rfs_rep rep;
-    uint64_t data_len;                  /* reply data, in session->buf ... */
-    int data_fd;                        /* ... or, if >= 0, in this file */
-    uint64_t data_off;
+    uint64_t data_len;                  /* reply data, in session->buf */
 };
 
-/* From this size on, data moves between socket and file in the kernel
- * where the transport can (splice, sendfile): one copy instead of two. */
+/*
+ * From this size on, written data goes from the socket to the file in the
+ * kernel where the transport can (splice): one copy instead of two. Reads
+ * stay pread + send: sendfile measured slower and less steady on loopback
+ * (docs/testing.md).
+ */
 #define RFS_ZEROCOPY_MIN (64u << 10)
 
 int rfs_server_init(struct rfs_server *s, const char *root)
@@ -123,16 +125,6 @@ static void do_open(struct rfs_session *ss, const struct rfs_req *r, struct rfs_
 static void do_pread(struct rfs_session *ss, int fd, const struct rfs_req *r,
                      struct rfs_result *res)
 {
-    struct stat st;
-    if (r->length >= RFS_ZEROCOPY_MIN && ss->conn->transport->send_from_file &&
-        fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        uint64_t size = (uint64_t) st.st_size;
-        res->data_len = r->offset >= size ? 0
-                      : size - r->offset < r->length ? size - r->offset : r->length;
-        res->data_fd = fd;
-        res->data_off = r->offset;
-        return;
-    }
     if (ensure_buf(ss, r->length) < 0) {
         res->status = RFS_E_NOMEM;
         return;
@@ -291,13 +283,7 @@ static int send_reply(struct rfs_session *ss, uint16_t op, uint32_t tag,
     rfs_rep_encode(&res->rep, fbuf);
     struct iovec iov[3] = { { hbuf, sizeof hbuf }, { fbuf, sizeof fbuf },
                             { ss->buf, (size_t) res->data_len } };
-    if (res->data_fd < 0)
-        return net_writev(ss->conn, iov, res->data_len ? 3 : 2);
-    int rc = net_writev(ss->conn, iov, 2);
-    if (rc == 0 && res->data_len)
-        rc = ss->conn->transport->send_from_file(ss->conn, res->data_fd, res->data_off,
-                                                 res->data_len);
-    return rc;
+    return net_writev(ss->conn, iov, res->data_len ? 3 : 2);
 }
 
 /* One request. Returns 0 to go on, 1 for an orderly end, < 0 to drop the
@@ -315,7 +301,7 @@ static int serve_one(struct rfs_session *ss)
     if (rfs_hdr_decode(hbuf, &h) != RFS_OK) {
         rfs_log(RFS_LOG_WARN, "%s: bad magic or version (%#x, %u), closing", ss->peer,
                 h.magic, h.version);
-        struct rfs_result res = { .status = RFS_E_PROTO, .data_fd = -1 };
+        struct rfs_result res = { .status = RFS_E_PROTO };
         if (h.magic == RFS_MAGIC)
             send_reply(ss, h.op & ~RFS_REPLY, h.tag, &res);
         return -EPROTO;
@@ -330,7 +316,7 @@ static int serve_one(struct rfs_session *ss)
         return rc;
     rfs_req_decode(fbuf, &r);
 
-    struct rfs_result res = { .status = rfs_req_validate(&h, &r), .data_fd = -1 };
+    struct rfs_result res = { .status = rfs_req_validate(&h, &r) };
     uint64_t var = h.len - RFS_REQ_FIXED;
     if (res.status == RFS_E_PROTO || var > RFS_MAX_DATA) {
         rfs_log(RFS_LOG_WARN, "%s: malformed %s request: %s, closing", ss->peer,
@@ -359,10 +345,8 @@ static int serve_one(struct rfs_session *ss)
     else
         rfs_log(RFS_LOG_INFO, "%s: %s refused: %s", ss->peer, rfs_op_name(h.op),
                 rfs_status_str(res.status));
-    if (res.status != RFS_OK) {
+    if (res.status != RFS_OK)
         res.data_len = 0;
-        res.data_fd = -1;
-    }
     return send_reply(ss, h.op, h.tag, &res);
 }
 

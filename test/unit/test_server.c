@@ -49,7 +49,7 @@ static void test_write_read_back(void **state)
     assert_int_equal(rfs_open(&c, 0, "/d/data", RFS_O_RDWR | RFS_O_CREAT, 0644, &st), RFS_OK);
     assert_int_equal(st.size, 0);
 
-    /* 40 MiB at offset 1000: several messages of RFS_CLIENT_CHUNK. */
+    /* 40 MiB at offset 1000: more pieces than fit in the client's window. */
     size_t len = 40u << 20;
     uint8_t *src = malloc(len), *dst = malloc(len + 10);
     fill_random(src, len, 2);
@@ -58,6 +58,11 @@ static void test_write_read_back(void **state)
     assert_int_equal(rfs_pread(&c, 0, dst, len + 10, 1000, &done), RFS_OK);
     assert_int_equal(done, len);                 /* short at end of file */
     assert_memory_equal(src, dst, len);
+    assert_int_equal(rfs_pread(&c, 0, dst, 5u << 20, len + 1000 - 12345, &done), RFS_OK);
+    assert_int_equal(done, 12345);               /* end of file inside the window */
+    assert_memory_equal(dst, src + len - 12345, 12345);
+    assert_int_equal(rfs_pread(&c, 0, dst, 3u << 20, len + 5000, &done), RFS_OK);
+    assert_int_equal(done, 0);                   /* wholly past the end */
     assert_int_equal(rfs_fstat(&c, 0, &st), RFS_OK);
     assert_int_equal(st.size, len + 1000);
     assert_int_equal(rfs_fsync(&c, 0), RFS_OK);
@@ -202,6 +207,16 @@ static void test_deferred_open_and_close(void **state)
     assert_int_equal(rfs_open(&c, 0, "/deferred", RFS_O_RDWR | RFS_O_CREAT, 0644, &st), RFS_OK);
     assert_int_equal(rfs_close(&c, 0), RFS_OK);
     assert_int_equal(rfs_open_deferred(&c, 0, "/deferred", RFS_O_RDWR, 0), 0);
+    /* several pieces: the first carries the OPEN, the rest follow pipelined */
+    size_t big = 3u << 20;
+    uint8_t *data = malloc(big), *back = malloc(big);
+    fill_random(data, big, 9);
+    assert_int_equal(rfs_pwrite(&c, 0, data, big, 8), RFS_OK);
+    assert_int_equal(rfs_pread(&c, 0, back, big, 8, &done), RFS_OK);
+    assert_int_equal(done, big);
+    assert_memory_equal(data, back, big);
+    free(data);
+    free(back);
     assert_int_equal(rfs_pwrite(&c, 0, "deferred", 8, 0), RFS_OK);
     assert_int_equal(rfs_close_nowait(&c, 0), 0);
     assert_int_equal(c.unread_replies, 1);
