@@ -29,6 +29,27 @@ static double now(void)
     return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* kill(SIGSTOP) returns before the target has stopped: wait until the
+ * kernel reports it stopped (state T), for at most 10 s. */
+static int wait_stopped(pid_t pid)
+{
+    char path[64], stat[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+    for (int i = 0; i < 10000; i++) {
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return 0;
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        const char *state = strrchr(stat, ')');
+        if (state && state[1] == ' ' && state[2] == 'T')
+            return 1;
+        usleep(1000);
+    }
+    return 0;
+}
+
 static void check_message_names_server(int rc, const char *port)
 {
     const char *msg = err_string(rc);
@@ -98,7 +119,7 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_File_open(MPI_COMM_SELF, name(0, host, argv[6], "/hung"),
                             MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
     pid = (pid_t) atoi(argv[7]);
-    CHECK(kill(pid, SIGSTOP) == 0, "cannot stop the server");
+    CHECK(kill(pid, SIGSTOP) == 0 && wait_stopped(pid), "cannot stop the server");
     t0 = now();
     CHECK_CLASS(MPI_File_write_at(fh, 0, buf, sizeof buf, MPI_BYTE, &st), MPI_ERR_IO);
     double waited = now() - t0;

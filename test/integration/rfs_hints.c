@@ -59,6 +59,25 @@ int main(int argc, char **argv)
     MPI_File_close(&fh);
 
     MPI_Info_free(&info);
+
+    /* ROMIO's own deferred open: only the aggregator opens; everyone may
+     * still sync, read and close. */
+    char coll[1024];
+    snprintf(coll, sizeof coll, "%s/romio-deferred", argv[1]);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_no_indep_rw", "true");
+    MPI_Info_set(info, "cb_nodes", "1");
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, coll, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    pattern_fill(buf, sizeof buf, (uint64_t) rank * sizeof buf, 4);
+    CHECK_MPI(MPI_File_write_at_all(fh, rank * (MPI_Offset) sizeof buf, buf, sizeof buf,
+                                    MPI_BYTE, &st));
+    CHECK_MPI(MPI_File_sync(fh));
+    CHECK_MPI(MPI_File_read_at_all(fh, peer * (MPI_Offset) sizeof in, in, sizeof in, MPI_BYTE,
+                                   &st));
+    bad = pattern_check(in, sizeof in, (uint64_t) peer * sizeof in, 4);
+    CHECK(bad < 0, "collective data differs at %lld", (long long) bad);
+    CHECK_MPI(MPI_File_close(&fh));
+    MPI_Info_free(&info);
     MPI_Finalize();
     if (rank == 0)
         printf(" No Errors\n");
