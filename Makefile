@@ -3,6 +3,7 @@
 #   make                 install Debian packages, build the patched MPICH (cached) and rfsd
 #   make check           unit tests, integration tests, ROMIO test suite over rfs:
 #   make check-sanitize  unit and integration tests under ASan+UBSan, TSan and valgrind
+#   make check-fuzz      libFuzzer on the protocol decoders, FUZZ_SECONDS each (default 60)
 #   make demo            4 processes write and read a file through rfs: on loopback
 #   make bench           rfs: throughput against a raw TCP stream, same run
 
@@ -31,7 +32,7 @@ FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/%.o,$(1))
 
 .PHONY: all deps mpich rfsd unit check \
-        check-sanitize demo bench clean distclean
+        check-sanitize check-fuzz demo bench clean distclean
 .DEFAULT_GOAL := all
 all: mpich rfsd
 
@@ -65,6 +66,12 @@ check: all unit
 
 check-sanitize: all
 	@bash test/sanitize.sh $(CURDIR)
+
+# libFuzzer on the server's request engine and the client's reply handling.
+FUZZ_SECONDS ?= 60
+check-fuzz:
+	@bash scripts/install-deps.sh fuzz
+	@bash test/fuzz/run.sh $(CURDIR) $(FUZZ_SECONDS)
 
 demo: all
 	@bash test/demo.sh $(CURDIR)

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Seed inputs for the fuzzers: well-formed rfs request and reply streams
+(docs/protocol.md), so that mutation starts from what the code expects."""
+import os
+import struct
+import sys
+
+MAGIC, VERSION, REPLY = 0x31534652, 1, 0x8000
+OPEN, CLOSE, PREAD, PWRITE, FSTAT, FTRUNCATE, FSYNC, UNLINK, PREALLOC, LOCK = range(1, 11)
+
+
+def request(op, tag, handle=0, flags=0, mode=0, aux=0, offset=0, length=0, var=b""):
+    fixed = struct.pack("<IIIIQQ", handle, flags, mode, aux, offset, length)
+    return struct.pack("<IHHIiQ", MAGIC, VERSION, op, tag, 0, 32 + len(var)) + fixed + var
+
+
+def reply(op, tag, status=0, value=0, blksize=4096, data=b""):
+    fixed = struct.pack("<QII", value, blksize, 0)
+    return struct.pack("<IHHIiQ", MAGIC, VERSION, op | REPLY, tag, status, 16 + len(data)) + fixed + data
+
+
+def main(out):
+    os.makedirs(f"{out}/server", exist_ok=True)
+    os.makedirs(f"{out}/client", exist_ok=True)
+    path = b"/dir/file"
+    session = (request(OPEN, 1, 0, 0x12, 0o644, len(path), var=path)
+               + request(PWRITE, 2, 0, offset=10, length=5, var=b"hello")
+               + request(PREAD, 3, 0, offset=0, length=100)
+               + request(LOCK, 4, 0, flags=2, aux=1, offset=0, length=50)
+               + request(LOCK, 5, 0, flags=3, offset=0, length=50)
+               + request(FSTAT, 6) + request(FTRUNCATE, 7, length=3) + request(FSYNC, 8)
+               + request(PREALLOC, 9, offset=0, length=4096) + request(CLOSE, 10)
+               + request(UNLINK, 11, aux=len(path), var=path))
+    open(f"{out}/server/session", "wb").write(session)
+    open(f"{out}/server/escape", "wb").write(
+        request(OPEN, 1, 0, 0x12, 0o644, 9, var=b"../../etc"))
+    # replies to fuzz_client's call sequence, tags in order
+    answers = (reply(OPEN, 1, value=0)
+               + reply(OPEN, 2) + reply(PREAD, 3, data=b"x" * 100)
+               + reply(CLOSE, 4)
+               + reply(PWRITE, 5, value=1 << 20) + reply(PWRITE, 6, value=1 << 20)
+               + reply(PWRITE, 7, value=5)
+               + reply(FSTAT, 8, value=123) + reply(LOCK, 9) + reply(UNLINK, 10))
+    open(f"{out}/client/answers", "wb").write(answers)
+    open(f"{out}/client/error", "wb").write(reply(OPEN, 1, status=1))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
