@@ -13,6 +13,10 @@ trap stop_all_rfsd EXIT
 
 mpicc="$PREFIX/bin/mpicc"
 mpiexec="$PREFIX/bin/mpiexec $MPIEXEC_FLAGS"
+cc -std=c11 -O2 -Wall -Wextra -Werror -I"$here/../../adio" -o "$work/bin/rfs_clients" \
+    "$here/rfs_clients.c" "$here/../../adio/proto/rfs_client.c" \
+    "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/net/net_tcp.c" -lpthread \
+    || { echo "cannot build rfs_clients"; FAILED=$((FAILED + 1)); }
 for t in rfs_contig rfs_errors rfs_hints rfs_large; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
@@ -53,6 +57,20 @@ kill_port=$RFSD_PORT kill_pid=$RFSD_PID
 start_rfsd "$work/stop-root" "$work" stop || exit 1
 run_case "rfs_errors" 120 $mpiexec -n 1 "$work/bin/rfs_errors" 127.0.0.1 "$main_port" \
     "$dead_port" "$kill_port" "$kill_pid" "$RFSD_PORT" "$RFSD_PID"
+
+# Many clients at once, then more clients than workers (the rest wait in
+# the backlog), then a lock holder killed mid-write.
+mkdir -p "$root/clients"
+run_case "rfsd.64_clients" 300 "$work/bin/rfs_clients" "$main_port" 64 1048583
+start_rfsd "$work/few-root" "$work" few --threads 4 || exit 1
+mkdir -p "$work/few-root/clients"
+run_case "rfsd.32_clients_4_workers" 300 "$work/bin/rfs_clients" "$RFSD_PORT" 32 262147
+"$work/bin/rfs_clients" "$main_port" hold /held > "$LOGDIR/hold.out" 2>&1 &
+holder=$!
+for _ in $(seq 1 200); do grep -q locked "$LOGDIR/hold.out" && break; sleep 0.05; done
+kill -KILL "$holder"
+{ wait "$holder"; } 2>/dev/null
+run_case "rfsd.lock_after_holder_killed" 60 "$work/bin/rfs_clients" "$main_port" lock /held 20
 
 run_case "rfs_large.2GiB" 600 $mpiexec -n 1 "$work/bin/rfs_large" \
     "rfs:127.0.0.1:$main_port:/large"
