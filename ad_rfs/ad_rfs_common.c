@@ -135,11 +135,12 @@ int ADIOI_RFS_Error(int rc, const char *myname, const ADIOI_RFS_File *f, const c
                                 key, key_s, msg);
 }
 
-/* With rfs_defer_open the first request connects and carries the OPEN. */
+/* With rfs_defer_open the first request connects and carries the OPEN;
+ * once that OPEN has failed, every later request reports why. */
 int ADIOI_RFS_Ready(ADIOI_RFS_File *f)
 {
     if (f->connected)
-        return 0;
+        return f->client.open_status;
     int rc = ADIOI_RFS_Connect(f);
     if (rc == 0)
         rc = rfs_open_deferred(&f->client, ADIOI_RFS_HANDLE, f->path, f->open_flags,

@@ -56,6 +56,7 @@ int main(int argc, char **argv)
     /* the open of a missing file succeeds; the first read reports it */
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY, info, &fh));
     CHECK_CLASS(MPI_File_read_at(fh, 0, in, sizeof in, MPI_BYTE, &st), MPI_ERR_NO_SUCH_FILE);
+    CHECK_CLASS(MPI_File_read_at(fh, 0, in, sizeof in, MPI_BYTE, &st), MPI_ERR_NO_SUCH_FILE);
     MPI_File_close(&fh);
 
     MPI_Info_free(&info);
