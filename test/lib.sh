@@ -11,7 +11,10 @@ start_rfsd() {
     shift 3
     mkdir -p "$root"
     rm -f "$dir/$name.port"
-    "${RFSD:-$PREFIX/bin/rfsd}" --root "$root" --port-file "$dir/$name.port" "$@" \
+    # RFSD_WRAP: a command prefix that ends by exec'ing rfsd (same PID)
+    # (exec: the background job is rfsd itself, so $! is its PID)
+    eval exec "${RFSD_WRAP:-}" \
+        '"${RFSD:-$PREFIX/bin/rfsd}" --root "$root" --port-file "$dir/$name.port" "$@"' \
         2> "$dir/$name.log" &
     RFSD_PID=$!
     RFSD_PIDS="$RFSD_PIDS $RFSD_PID"

@@ -17,7 +17,7 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -I"$here/../../adio" -o "$work/bin/rfs_cli
     "$here/rfs_clients.c" "$here/../../adio/proto/rfs_client.c" \
     "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/net/net_tcp.c" -lpthread \
     || { echo "cannot build rfs_clients"; FAILED=$((FAILED + 1)); }
-for t in rfs_contig rfs_errors rfs_hints rfs_large; do
+for t in rfs_contig rfs_errors rfs_hints rfs_large rfs_nospace; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -57,6 +57,20 @@ kill_port=$RFSD_PORT kill_pid=$RFSD_PID
 start_rfsd "$work/stop-root" "$work" stop || exit 1
 run_case "rfs_errors" 120 $mpiexec -n 1 "$work/bin/rfs_errors" 127.0.0.1 "$main_port" \
     "$dead_port" "$kill_port" "$kill_pid" "$RFSD_PORT" "$RFSD_PID"
+
+# A full file system: rfsd in a private mount namespace over a 1 MiB tmpfs
+# (root can do this here; elsewhere the test is skipped, and says so).
+small=$work/small-root
+mkdir -p "$small"
+if unshare -m sh -c "mount -t tmpfs -o size=1m tmpfs '$small'" 2>/dev/null; then
+    RFSD_WRAP="unshare -m sh -c 'mount -t tmpfs -o size=1m tmpfs \"\$0\" && exec \"\$@\"' $small" \
+        start_rfsd "$small" "$work" small || exit 1
+    run_case "rfs_nospace" 60 $mpiexec -n 1 "$work/bin/rfs_nospace" \
+        "rfs:127.0.0.1:$RFSD_PORT:/full"
+else
+    SKIPPED=$((SKIPPED + 1))
+    echo "  SKIP rfs_nospace (cannot mount a small tmpfs here)"
+fi
 
 # Many clients at once, then more clients than workers (the rest wait in
 # the backlog), then a lock holder killed mid-write.
