@@ -20,6 +20,18 @@ static void install_defaults(ADIO_File fd)
     ADIOI_Info_set(fd->info, "rfs_timeout", value);
 }
 
+/* What is not a positive number of seconds means the default: say so. */
+static void report_timeout_in_effect(ADIO_File fd)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    ADIOI_Info_get(fd->info, "rfs_timeout", MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag || atoi(value) <= 0) {
+        snprintf(value, sizeof value, "%d", ADIOI_RFS_DEFAULT_TIMEOUT);
+        ADIOI_Info_set(fd->info, "rfs_timeout", value);
+    }
+}
+
 void ADIOI_RFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 {
     static char myname[] = "ADIOI_RFS_SETINFO";
@@ -37,6 +49,7 @@ void ADIOI_RFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
                                              error_code) < 0)
             return;
     }
+    report_timeout_in_effect(fd);
     /* An open file takes rfs_defer_close at once; the others act at open. */
     if (fd->fs_ptr) {
         ADIOI_RFS_File *f = fd->fs_ptr;
