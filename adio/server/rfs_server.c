@@ -195,11 +195,8 @@ static void do_lock(int fd, const struct rfs_req *r, struct rfs_result *res)
         .l_start = (off_t) r->offset,
         .l_len = (off_t) r->length,
     };
-    int rc;
-    do
-        rc = fcntl(fd, r->aux ? F_OFD_SETLKW : F_OFD_SETLK, &fl);
-    while (rc < 0 && errno == EINTR && r->aux);
-    if (rc < 0)
+    /* No retry on EINTR: rfsd interrupts lock waits when it shuts down. */
+    if (fcntl(fd, r->aux ? F_OFD_SETLKW : F_OFD_SETLK, &fl) < 0)
         res->status = status_of_errno(errno);
 }
 
