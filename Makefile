@@ -22,9 +22,11 @@ CPPFLAGS := -Iadio
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS   := -lpthread
 
-CORE_SRC   := adio/net/net_tcp.c adio/proto/rfs_proto.c adio/proto/rfs_client.c
+DTYPE_SRC  := adio/dtype/dtype.c adio/dtype/dtype_iter.c adio/dtype/dtype_wire.c
+CORE_SRC   := adio/net/net_tcp.c adio/proto/rfs_proto.c adio/proto/rfs_client.c $(DTYPE_SRC)
 SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c
-UNIT_TESTS := test_proto test_net test_server
+UNIT_TESTS := test_proto test_net test_server test_dtype
+MPI_TESTS  := test_dtype_mpi
 
 # Objects per flavour (plain, asan, tsan) so sanitizer builds never mix.
 FLAVOUR ?= plain
@@ -55,10 +57,15 @@ $(FOBJ)/rfsd: $(call objs,ad_rfs/rfsd.c $(SERVER_SRC) $(CORE_SRC))
 $(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SRC) $(CORE_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
 
+# Unit tests that use MPI as their oracle: built with our mpicc.
+$(FOBJ)/test_dtype_mpi: test/unit/test_dtype_mpi.c adio/dtype/dtype_mpi.c $(DTYPE_SRC) | mpich
+	@mkdir -p $(dir $@)
+	$(PREFIX)/bin/mpicc $(CPPFLAGS) $(ALL_CFLAGS) $^ -o $@ -lcmocka
+
 rfsd: mpich $(FOBJ)/rfsd
 	install -m 755 $(FOBJ)/rfsd $(PREFIX)/bin/rfsd
 
-unit: $(addprefix $(FOBJ)/,$(UNIT_TESTS))
+unit: $(addprefix $(FOBJ)/,$(UNIT_TESTS) $(MPI_TESTS))
 
 # The test command of README.md and CI: every suite runs, one summary line.
 check: all unit

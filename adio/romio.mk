@@ -11,11 +11,17 @@ AM_CPPFLAGS += -I$(top_srcdir)/adio/netcore
 noinst_HEADERS +=                       \
     adio/netcore/net/net.h              \
     adio/netcore/proto/rfs_proto.h      \
-    adio/netcore/proto/rfs_client.h
+    adio/netcore/proto/rfs_client.h     \
+    adio/netcore/dtype/dtype.h          \
+    adio/netcore/dtype/dtype_mpi.h
 
 romio_other_sources +=                  \
     adio/netcore/net/net_tcp.c          \
     adio/netcore/proto/rfs_proto.c      \
-    adio/netcore/proto/rfs_client.c
+    adio/netcore/proto/rfs_client.c     \
+    adio/netcore/dtype/dtype.c          \
+    adio/netcore/dtype/dtype_iter.c     \
+    adio/netcore/dtype/dtype_wire.c     \
+    adio/netcore/dtype/dtype_mpi.c
 
 endif BUILD_NETCORE
