@@ -14,6 +14,9 @@ romio_other_sources +=              \
     adio/ad_rfs/ad_rfs_close.c      \
     adio/ad_rfs/ad_rfs_read.c       \
     adio/ad_rfs/ad_rfs_write.c      \
+    adio/ad_rfs/ad_rfs_strided.c    \
+    adio/ad_rfs/ad_rfs_rdcoll.c     \
+    adio/ad_rfs/ad_rfs_wrcoll.c     \
     adio/ad_rfs/ad_rfs_iread.c      \
     adio/ad_rfs/ad_rfs_iwrite.c     \
     adio/ad_rfs/ad_rfs_fcntl.c      \

@@ -1,8 +1,9 @@
 /*
  * The rfs: driver's ADIO function table. Everything that touches the file
- * is ours; the strided, collective and nonblocking-strided slots use
- * ROMIO's fd-agnostic generic code, which comes back through our contig
- * calls and our SetLock (romio-integration.md section 1).
+ * is ours, noncontiguous and collective I/O included (ROMIO's two-phase and
+ * data sieving stay selectable by hint, and come back through our contig
+ * calls and our SetLock); nonblocking strided calls complete at once
+ * through ROMIO's fd-agnostic generic code (romio-integration.md section 1).
  */
 #include "ad_rfs.h"
 
@@ -11,13 +12,13 @@ struct ADIOI_Fns_struct ADIO_RFS_operations = {
     ADIOI_GEN_OpenColl,             /* OpenColl */
     ADIOI_RFS_ReadContig,           /* ReadContig */
     ADIOI_RFS_WriteContig,          /* WriteContig */
-    ADIOI_GEN_ReadStridedColl,      /* ReadStridedColl */
-    ADIOI_GEN_WriteStridedColl,     /* WriteStridedColl */
+    ADIOI_RFS_ReadStridedColl,      /* ReadStridedColl */
+    ADIOI_RFS_WriteStridedColl,     /* WriteStridedColl */
     ADIOI_GEN_SeekIndividual,       /* SeekIndividual */
     ADIOI_RFS_Fcntl,                /* Fcntl */
     ADIOI_RFS_SetInfo,              /* SetInfo */
-    ADIOI_GEN_ReadStrided,          /* ReadStrided */
-    ADIOI_GEN_WriteStrided,         /* WriteStrided */
+    ADIOI_RFS_ReadStrided,          /* ReadStrided */
+    ADIOI_RFS_WriteStrided,         /* WriteStrided */
     ADIOI_RFS_Close,                /* Close */
     ADIOI_RFS_IreadContig,          /* IreadContig */
     ADIOI_RFS_IwriteContig,         /* IwriteContig */
@@ -32,7 +33,7 @@ struct ADIOI_Fns_struct ADIO_RFS_operations = {
     ADIOI_RFS_Delete,               /* Delete */
     ADIOI_RFS_Feature,              /* Feature */
     "RFS: remote file access (romio-drivers suite)",
-    ADIOI_GEN_IreadStridedColl,     /* IreadStridedColl */
-    ADIOI_GEN_IwriteStridedColl,    /* IwriteStridedColl */
+    ADIOI_RFS_IreadStridedColl,     /* IreadStridedColl */
+    ADIOI_RFS_IwriteStridedColl,    /* IwriteStridedColl */
     ADIOI_RFS_SetLock               /* SetLock */
 };

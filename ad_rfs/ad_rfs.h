@@ -11,6 +11,11 @@
 
 /* Hints of this driver (docs/rfs.md), with their defaults. */
 #define ADIOI_RFS_DEFAULT_TIMEOUT 120   /* seconds */
+/* Names without HOST:PORT: go to the server named here (HOST:PORT). */
+#define ADIOI_RFS_SERVER_ENV "ROMIO_RFS_SERVER"
+/* Set: every close prints what crossed the connection (stderr). */
+#define ADIOI_RFS_STATS_ENV "ROMIO_RFS_STATS"
+#define ADIOI_RFS_NAME_HELP "rfs: expected rfs:HOST:PORT:/PATH, or " ADIOI_RFS_SERVER_ENV "=HOST:PORT"
 
 /* fd->fs_ptr: one connection per open file, the file is handle 0 on it. */
 typedef struct ADIOI_RFS_File {
@@ -24,6 +29,8 @@ typedef struct ADIOI_RFS_File {
     int defer_open;             /* rfs_defer_open: OPEN rides on the next request */
     int defer_close;            /* rfs_defer_close: do not wait for CLOSE's reply */
     int timeout_s;              /* rfs_timeout */
+    int noncontig_native;       /* rfs_noncontig=native (else ROMIO's generic code) */
+    int view_stale;             /* the view may have changed since last queued */
 } ADIOI_RFS_File;
 
 #define ADIOI_RFS_HANDLE 0
@@ -38,6 +45,10 @@ int ADIOI_RFS_Error(int rc, const char *myname, const ADIOI_RFS_File *f, const c
 MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                                int is_write, int *error_code);
+void ADIOI_RFS_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                          int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                          int is_write, int *error_code);
+MPI_Offset ADIOI_RFS_Status_bytes(ADIO_Status *status, int error_code);
 
 void ADIOI_RFS_Open(ADIO_File fd, int *error_code);
 void ADIOI_RFS_Close(ADIO_File fd, int *error_code);
@@ -47,6 +58,24 @@ void ADIOI_RFS_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datat
 void ADIOI_RFS_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int *error_code);
+void ADIOI_RFS_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                           int *error_code);
+void ADIOI_RFS_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                            int *error_code);
+void ADIOI_RFS_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                               int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                               int *error_code);
+void ADIOI_RFS_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                ADIO_Status *status, int *error_code);
+void ADIOI_RFS_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                int file_ptr_type, ADIO_Offset offset, MPI_Request *request,
+                                int *error_code);
+void ADIOI_RFS_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                 MPI_Request *request, int *error_code);
 void ADIOI_RFS_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
                            int *error_code);

@@ -4,7 +4,19 @@
  * closes the file when it reads it, or when the connection ends); an
  * error of that close is then not reported.
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "ad_rfs.h"
+
+/* ROMIO_RFS_STATS set: what this process's open of the file sent. */
+static void print_stats(const ADIOI_RFS_File *f)
+{
+    const struct rfs_client_stats *st = &f->client.stats;
+    fprintf(stderr, "rfs stats: %s:%s %s: %llu requests, %llu bytes sent, %llu received\n",
+            f->host, f->port, f->path, (unsigned long long) st->requests,
+            (unsigned long long) st->bytes_out, (unsigned long long) st->bytes_in);
+}
 
 void ADIOI_RFS_Close(ADIO_File fd, int *error_code)
 {
@@ -18,6 +30,8 @@ void ADIOI_RFS_Close(ADIO_File fd, int *error_code)
     if (f->connected) {
         rc = f->defer_close ? rfs_close_nowait(&f->client, ADIOI_RFS_HANDLE)
                             : rfs_close(&f->client, ADIOI_RFS_HANDLE);
+        if (getenv(ADIOI_RFS_STATS_ENV))
+            print_stats(f);
         rfs_client_close(&f->client);
     }
     if (rc != 0)

@@ -10,12 +10,33 @@
 #include "ad_rfs.h"
 #include "adio_extern.h"
 
+static int parse_endpoint(const char *name, char *host, size_t hostlen, char *port,
+                          size_t portlen, const char **rest);
+
 /*
  * HOST:PORT:/PATH, HOST may be [IPv6]. The path must be absolute: ROMIO
  * builds the shared-file-pointer file's name from the directory part.
+ * Any other name (as ROMIO_FSTYPE_FORCE=rfs: passes them) is a path on the
+ * server that $ROMIO_RFS_SERVER names, relative to its export root.
  */
 int ADIOI_RFS_Parse_name(const char *name, char *host, size_t hostlen, char *port,
                          size_t portlen, const char **path)
+{
+    const char *server = getenv(ADIOI_RFS_SERVER_ENV), *rest;
+    if (parse_endpoint(name, host, hostlen, port, portlen, &rest) == 0 && rest[0] == '/') {
+        *path = rest;
+        return 0;
+    }
+    if (!server || !*name ||
+        parse_endpoint(server, host, hostlen, port, portlen, &rest) != 0 || *rest)
+        return -1;
+    *path = name;
+    return 0;
+}
+
+/* HOST:PORT then ':' and the rest, or HOST:PORT alone (*rest = ""). */
+static int parse_endpoint(const char *name, char *host, size_t hostlen, char *port,
+                          size_t portlen, const char **rest)
 {
     const char *h = name, *hend;
     if (*h == '[') {
@@ -29,18 +50,18 @@ int ADIOI_RFS_Parse_name(const char *name, char *host, size_t hostlen, char *por
     }
     const char *p = hend + (*hend == ']' ? 2 : 1);
     const char *pend = strchr(p, ':');
-    if (!pend || pend == p || hend == h)
+    if (!pend)
+        pend = p + strlen(p);
+    if (pend == p || hend == h)
         return -1;
     size_t hl = (size_t) (hend - h), pl = (size_t) (pend - p);
     if (hl >= hostlen || pl >= portlen || strspn(p, "0123456789") != pl)
-        return -1;
-    if (pend[1] != '/')
         return -1;
     memcpy(host, h, hl);
     host[hl] = '\0';
     memcpy(port, p, pl);
     port[pl] = '\0';
-    *path = pend + 1;
+    *rest = *pend ? pend + 1 : pend;
     return 0;
 }
 
@@ -70,6 +91,12 @@ void ADIOI_RFS_Get_hints(ADIO_File fd, ADIOI_RFS_File *f)
     f->defer_open = hint_enabled(fd->info, "rfs_defer_open");
     f->defer_close = hint_enabled(fd->info, "rfs_defer_close");
     f->timeout_s = ADIOI_RFS_DEFAULT_TIMEOUT;
+    f->noncontig_native = 1;
+    if (fd->info != MPI_INFO_NULL)
+        ADIOI_Info_get(fd->info, "rfs_noncontig", MPI_MAX_INFO_VAL, value, &flag);
+    if (flag && strcmp(value, "romio") == 0)
+        f->noncontig_native = 0;
+    flag = 0;
     if (fd->info != MPI_INFO_NULL)
         ADIOI_Info_get(fd->info, "rfs_timeout", MPI_MAX_INFO_VAL, value, &flag);
     if (flag && atoi(value) > 0)
@@ -181,4 +208,14 @@ MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype 
 #endif
     *error_code = MPI_SUCCESS;
     return (MPI_Offset) done;
+}
+
+/* The bytes a blocking call's status reports, for a request born complete. */
+MPI_Offset ADIOI_RFS_Status_bytes(ADIO_Status *status, int error_code)
+{
+    MPI_Count bytes = 0;
+    if (error_code != MPI_SUCCESS)
+        return 0;
+    MPI_Get_elements_x(status, MPI_BYTE, &bytes);
+    return bytes == MPI_UNDEFINED ? 0 : (MPI_Offset) bytes;
 }

@@ -14,7 +14,7 @@ void ADIOI_RFS_Delete(const char *filename, int *error_code)
                              &f.path) != 0) {
         *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
                                            MPI_ERR_BAD_FILE, "**filename", "**filename %s",
-                                           "rfs: expected rfs:HOST:PORT:/PATH");
+                                           ADIOI_RFS_NAME_HELP);
         return;
     }
     f.timeout_s = ADIOI_RFS_DEFAULT_TIMEOUT;

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ad_rfs.h"
 #include "hint_fns.h"
@@ -16,6 +17,7 @@ static void install_defaults(ADIO_File fd)
     MPI_Info_create(&fd->info);
     ADIOI_Info_set(fd->info, "rfs_defer_open", "disable");
     ADIOI_Info_set(fd->info, "rfs_defer_close", "disable");
+    ADIOI_Info_set(fd->info, "rfs_noncontig", "native");
     snprintf(value, sizeof value, "%d", ADIOI_RFS_DEFAULT_TIMEOUT);
     ADIOI_Info_set(fd->info, "rfs_timeout", value);
 }
@@ -30,6 +32,16 @@ static void report_timeout_in_effect(ADIO_File fd)
         snprintf(value, sizeof value, "%d", ADIOI_RFS_DEFAULT_TIMEOUT);
         ADIOI_Info_set(fd->info, "rfs_timeout", value);
     }
+}
+
+/* rfs_noncontig: native or romio; anything else keeps what is set. */
+static void install_noncontig(ADIO_File fd, MPI_Info users_info)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    ADIOI_Info_get(users_info, "rfs_noncontig", MPI_MAX_INFO_VAL, value, &flag);
+    if (flag && (strcmp(value, "native") == 0 || strcmp(value, "romio") == 0))
+        ADIOI_Info_set(fd->info, "rfs_noncontig", value);
 }
 
 void ADIOI_RFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
@@ -48,6 +60,7 @@ void ADIOI_RFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
             ADIOI_Info_check_and_install_int(fd, users_info, "rfs_timeout", &ignored, myname,
                                              error_code) < 0)
             return;
+        install_noncontig(fd, users_info);
     }
     report_timeout_in_effect(fd);
     /* An open file takes rfs_defer_close at once; the others act at open. */
@@ -55,6 +68,7 @@ void ADIOI_RFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         ADIOI_RFS_File *f = fd->fs_ptr;
         int defer_open = f->defer_open, timeout_s = f->timeout_s;
         ADIOI_RFS_Get_hints(fd, f);
+        f->view_stale = 1;      /* set_view comes through here */
         f->defer_open = defer_open;
         f->timeout_s = timeout_s;
     }

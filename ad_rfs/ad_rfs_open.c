@@ -46,11 +46,12 @@ void ADIOI_RFS_Open(ADIO_File fd, int *error_code)
                              &f->path) != 0) {
         *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
                                            MPI_ERR_BAD_FILE, "**filename", "**filename %s",
-                                           "rfs: expected rfs:HOST:PORT:/PATH");
+                                           ADIOI_RFS_NAME_HELP);
         ADIOI_Free(f);
         return;
     }
     ADIOI_RFS_Get_hints(fd, f);
+    f->view_stale = 1;
     f->open_flags = rfs_flags(fd->access_mode);
     f->open_mode = create_mode(fd);
 

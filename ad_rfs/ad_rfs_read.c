@@ -1,3 +1,4 @@
+/* Reads: contiguous (ad_rfs_common.c) and noncontiguous (ad_rfs_strided.c). */
 #include "ad_rfs.h"
 
 void ADIOI_RFS_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
@@ -5,4 +6,17 @@ void ADIOI_RFS_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datat
                           int *error_code)
 {
     ADIOI_RFS_Contig_io(fd, buf, count, datatype, file_ptr_type, offset, status, 0, error_code);
+}
+
+void ADIOI_RFS_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                           int *error_code)
+{
+    ADIOI_RFS_File *f = fd->fs_ptr;
+    if (f->noncontig_native)
+        ADIOI_RFS_Strided_io(fd, buf, count, datatype, file_ptr_type, offset, status, 0,
+                             error_code);
+    else
+        ADIOI_GEN_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
+                              error_code);
 }

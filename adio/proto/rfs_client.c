@@ -42,6 +42,8 @@ static void frame_build(struct rfs_client *c, uint16_t op, const struct rfs_req 
         .status = 0, .len = RFS_REQ_FIXED + var_len
     };
     f->tag = h.tag;
+    c->stats.requests++;
+    c->stats.bytes_out += RFS_HDR_SIZE + h.len;
     rfs_hdr_encode(&h, f->hdr);
     rfs_req_encode(req, f->fixed);
 }
@@ -71,6 +73,7 @@ static int recv_reply(struct rfs_client *c, uint16_t op, uint32_t tag, void *in,
     rc = net_readn(c->conn, fbuf, sizeof fbuf);
     if (rc < 0)
         return fail(c, rc);
+    c->stats.bytes_in += RFS_HDR_SIZE + h.len;
     rfs_rep_decode(fbuf, rep);
     *in_len = h.len - RFS_REP_FIXED;
     if (*in_len) {
@@ -93,6 +96,7 @@ static int skip_reply(struct rfs_client *c)
         h.len != RFS_REP_FIXED)
         return fail(c, -EPROTO);
     rc = net_readn(c->conn, fbuf, sizeof fbuf);
+    c->stats.bytes_in += RFS_HDR_SIZE + h.len;
     return rc < 0 ? fail(c, rc) : 0;
 }
 
@@ -101,14 +105,19 @@ static int call(struct rfs_client *c, struct rfs_call *k)
     if (c->broken)
         return -ENOTCONN;
 
-    struct rfs_frame open_frame, frame;
-    struct iovec iov[6];
+    struct rfs_frame open_frame, view_frame, frame;
+    struct iovec iov[9];
     int n = 0;
-    int sent_open = c->open_pending;
+    int sent_open = c->open_pending, sent_view = c->view_pending, view_status = RFS_OK;
     if (sent_open) {
         frame_build(c, RFS_OP_OPEN, &c->open_req, c->open_req.aux, &open_frame);
         n = add_frame(iov, n, &open_frame, c->open_path, c->open_req.aux);
         c->open_pending = 0;
+    }
+    if (sent_view) {
+        frame_build(c, RFS_OP_SETVIEW, &c->view_req, c->view_len, &view_frame);
+        n = add_frame(iov, n, &view_frame, c->view_buf, c->view_len);
+        c->view_pending = 0;
     }
     frame_build(c, k->op, &k->req, k->out_len, &frame);
     n = add_frame(iov, n, &frame, k->out, k->out_len);
@@ -121,8 +130,8 @@ static int call(struct rfs_client *c, struct rfs_call *k)
         if (rc < 0)
             return rc;
     }
+    uint64_t ignored;
     if (sent_open) {
-        uint64_t ignored;
         c->open_status = recv_reply(c, RFS_OP_OPEN, open_frame.tag, NULL, 0, &c->open_rep,
                                     &ignored);
         free(c->open_path);
@@ -130,10 +139,21 @@ static int call(struct rfs_client *c, struct rfs_call *k)
         if (c->open_status < 0)
             return c->open_status;
     }
+    if (sent_view) {
+        struct rfs_rep rep;
+        view_status = recv_reply(c, RFS_OP_SETVIEW, view_frame.tag, NULL, 0, &rep, &ignored);
+        if (view_status < 0)
+            return view_status;
+        if (view_status != RFS_OK)
+            c->view_len = 0;            /* not the server's view: send it again next time */
+    }
     rc = recv_reply(c, k->op, frame.tag, k->in, k->in_max, &k->rep, &k->in_len);
-    /* A failed deferred open explains the failure of the request behind it. */
+    /* A failed deferred open or view explains the failure of the request
+     * behind it. */
     if (sent_open && c->open_status != RFS_OK && rc >= 0)
         return c->open_status;
+    if (view_status != RFS_OK && rc >= 0)
+        return view_status;
     return rc;
 }
 
@@ -155,6 +175,7 @@ void rfs_client_close(struct rfs_client *c)
 {
     net_close(c->conn);
     free(c->open_path);
+    free(c->view_buf);
     memset(c, 0, sizeof *c);
 }
 
@@ -239,7 +260,7 @@ static int send_only(struct rfs_client *c, const struct rfs_call *k, uint32_t *t
 }
 
 /*
- * PREAD or PWRITE of any size as pieces of RFS_CLIENT_PIECE bytes, up to
+ * PREAD, PWRITE, VREAD or VWRITE of any size as pieces of RFS_CLIENT_PIECE bytes, up to
  * RFS_CLIENT_WINDOW of them in flight, so that the server works on one
  * piece while the next travels. The first piece goes alone when it must
  * carry a deferred OPEN or follow unread replies. After a failure nothing
@@ -255,20 +276,20 @@ static int transfer(struct rfs_client *c, uint16_t op, uint32_t handle, char *bu
     } win[RFS_CLIENT_WINDOW];
     uint64_t sent = 0;
     int status = RFS_OK, eof = 0, head = 0, inflight = 0;
+    int writes = op == RFS_OP_PWRITE || op == RFS_OP_VWRITE;
 
     *done = 0;
     if (c->broken)
         return -ENOTCONN;
     while ((sent < len && status == RFS_OK && !eof) || inflight > 0) {
-        int serial = c->open_pending || c->unread_replies;
+        int serial = c->open_pending || c->view_pending || c->unread_replies;
         while (sent < len && status == RFS_OK && !eof && inflight < RFS_CLIENT_WINDOW &&
                !(serial && inflight > 0)) {
             uint64_t n = len - sent < RFS_CLIENT_PIECE ? len - sent : RFS_CLIENT_PIECE;
             struct rfs_call k = { .op = op,
                                   .req = { .handle = handle, .offset = offset + sent, .length = n },
-                                  .out = op == RFS_OP_PWRITE ? buf + sent : NULL,
-                                  .out_len = op == RFS_OP_PWRITE ? n : 0,
-                                  .in = buf + sent, .in_max = op == RFS_OP_PREAD ? n : 0 };
+                                  .out = writes ? buf + sent : NULL, .out_len = writes ? n : 0,
+                                  .in = buf + sent, .in_max = writes ? 0 : n };
             if (serial) {
                 /* call() sends the deferred OPEN or skips old replies first */
                 int rc = call(c, &k);
@@ -276,10 +297,10 @@ static int transfer(struct rfs_client *c, uint16_t op, uint32_t handle, char *bu
                     return rc;
                 if (rc != RFS_OK)
                     return rc;
-                if (op == RFS_OP_PWRITE && k.rep.value != n)
+                if (writes && k.rep.value != n)
                     return fail(c, -EPROTO);
-                *done += op == RFS_OP_PREAD ? k.in_len : n;
-                eof = op == RFS_OP_PREAD && k.in_len < n;
+                *done += writes ? n : k.in_len;
+                eof = !writes && k.in_len < n;
                 sent += n;
                 serial = 0;
                 continue;
@@ -298,8 +319,7 @@ static int transfer(struct rfs_client *c, uint16_t op, uint32_t handle, char *bu
         struct piece *p = &win[head];
         struct rfs_rep rep;
         uint64_t got;
-        int rc = recv_reply(c, op, p->tag, buf + p->start, op == RFS_OP_PREAD ? p->len : 0,
-                            &rep, &got);
+        int rc = recv_reply(c, op, p->tag, buf + p->start, writes ? 0 : p->len, &rep, &got);
         if (rc < 0)
             return rc;
         head = (head + 1) % RFS_CLIENT_WINDOW;
@@ -308,11 +328,11 @@ static int transfer(struct rfs_client *c, uint16_t op, uint32_t handle, char *bu
             status = status == RFS_OK ? rc : status;
             continue;
         }
-        if (op == RFS_OP_PWRITE && rep.value != p->len)
+        if (writes && rep.value != p->len)
             return fail(c, -EPROTO);
         if (status == RFS_OK && !eof)
-            *done += op == RFS_OP_PREAD ? got : p->len;
-        if (op == RFS_OP_PREAD && got < p->len)
+            *done += writes ? p->len : got;
+        if (!writes && got < p->len)
             eof = 1;            /* end of file: later pieces add nothing */
     }
     return status;
@@ -373,4 +393,37 @@ int rfs_lock(struct rfs_client *c, uint32_t handle, uint32_t kind, uint64_t offs
                           .req = { .handle = handle, .flags = kind, .aux = wait ? 1 : 0,
                                    .offset = offset, .length = len } };
     return call(c, &k);
+}
+
+int rfs_set_view(struct rfs_client *c, uint32_t handle, uint64_t disp, const void *enc,
+                 uint64_t len)
+{
+    if (len == 0 || len > RFS_MAX_VIEW)
+        return RFS_E_TOOBIG;
+    if (c->view_len == len && c->view_req.handle == handle && c->view_req.offset == disp &&
+        memcmp(c->view_buf, enc, (size_t) len) == 0)
+        return 0;                       /* the server has it, or it is queued */
+    uint8_t *copy = malloc((size_t) len);
+    if (!copy)
+        return -ENOMEM;
+    memcpy(copy, enc, (size_t) len);
+    free(c->view_buf);
+    c->view_buf = copy;
+    c->view_len = len;
+    c->view_req = (struct rfs_req) { .handle = handle, .offset = disp, .length = len };
+    c->view_pending = 1;
+    return 0;
+}
+
+int rfs_vread(struct rfs_client *c, uint32_t handle, void *buf, uint64_t len, uint64_t pos,
+              uint64_t *done)
+{
+    return transfer(c, RFS_OP_VREAD, handle, buf, len, pos, done);
+}
+
+int rfs_vwrite(struct rfs_client *c, uint32_t handle, const void *buf, uint64_t len,
+               uint64_t pos)
+{
+    uint64_t done;
+    return transfer(c, RFS_OP_VWRITE, handle, (char *) buf, len, pos, &done);
 }

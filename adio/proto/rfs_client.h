@@ -18,8 +18,15 @@
 #include "net/net.h"
 #include "proto/rfs_proto.h"
 
+/* What crossed the connection, headers included. */
+struct rfs_client_stats {
+    uint64_t requests;
+    uint64_t bytes_out, bytes_in;
+};
+
 struct rfs_client {
     struct net_conn *conn;
+    struct rfs_client_stats stats;
     uint32_t next_tag;
     int broken;                 /* negative errno of the failure, or 0 */
     uint32_t unread_replies;    /* replies of nowait requests still in the stream */
@@ -29,6 +36,11 @@ struct rfs_client {
     char *open_path;
     int open_status;            /* result of the last deferred OPEN once sent */
     struct rfs_rep open_rep;
+    /* the file view: queued by rfs_set_view, sent with the next request */
+    int view_pending;
+    struct rfs_req view_req;
+    uint8_t *view_buf;          /* encoded filetype, as last queued */
+    uint64_t view_len;
 };
 
 struct rfs_stat {
@@ -57,6 +69,20 @@ int rfs_ftruncate(struct rfs_client *c, uint32_t handle, uint64_t size);
 int rfs_fsync(struct rfs_client *c, uint32_t handle);
 int rfs_unlink(struct rfs_client *c, const char *path);
 int rfs_prealloc(struct rfs_client *c, uint32_t handle, uint64_t offset, uint64_t len);
+/*
+ * The file view of `handle`: displacement and encoded filetype (dtype.h
+ * wire form). Queued to ride on the next request, and not sent at all if
+ * the server already has this very view; a view the server refused fails
+ * the request it rode on.
+ */
+int rfs_set_view(struct rfs_client *c, uint32_t handle, uint64_t disp, const void *enc,
+                 uint64_t len);
+/* Reads and writes through the view: `pos` and `len` count data bytes of
+ * the view (its holes skipped), as pread and pwrite otherwise. */
+int rfs_vread(struct rfs_client *c, uint32_t handle, void *buf, uint64_t len, uint64_t pos,
+              uint64_t *done);
+int rfs_vwrite(struct rfs_client *c, uint32_t handle, const void *buf, uint64_t len,
+               uint64_t pos);
 /* kind: RFS_LOCK_READ/WRITE/UNLOCK; len 0 means to the end of the file. */
 int rfs_lock(struct rfs_client *c, uint32_t handle, uint32_t kind, uint64_t offset,
              uint64_t len, int wait);

@@ -128,7 +128,14 @@ int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
                                      (r->flags & RFS_O_ACCMODE) == RFS_O_ACCMODE))
             return RFS_E_INVAL;
         break;
+    case RFS_OP_SETVIEW:
+        if (var > RFS_MAX_VIEW)
+            return RFS_E_TOOBIG;
+        if (var != r->length || var == 0)
+            return RFS_E_PROTO;
+        break;
     case RFS_OP_PWRITE:
+    case RFS_OP_VWRITE:
         if (var > RFS_MAX_DATA)
             return RFS_E_TOOBIG;
         if (var != r->length)
@@ -142,9 +149,10 @@ int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
 
     if (h->op != RFS_OP_UNLINK && r->handle >= RFS_MAX_HANDLES)
         return RFS_E_BADF;
-    if (h->op == RFS_OP_PREAD && r->length > RFS_MAX_DATA)
+    if ((h->op == RFS_OP_PREAD || h->op == RFS_OP_VREAD) && r->length > RFS_MAX_DATA)
         return RFS_E_TOOBIG;
-    if (!range_ok(r->offset, h->op == RFS_OP_FTRUNCATE ? 0 : r->length))
+    if (!range_ok(r->offset, h->op == RFS_OP_FTRUNCATE || h->op == RFS_OP_SETVIEW ? 0
+                  : r->length))
         return RFS_E_INVAL;
     if (h->op == RFS_OP_FTRUNCATE && r->length > (uint64_t) INT64_MAX)
         return RFS_E_INVAL;
@@ -230,7 +238,8 @@ const char *rfs_op_name(unsigned op)
         [RFS_OP_OPEN] = "open", [RFS_OP_CLOSE] = "close", [RFS_OP_PREAD] = "read",
         [RFS_OP_PWRITE] = "write", [RFS_OP_FSTAT] = "stat", [RFS_OP_FTRUNCATE] = "truncate",
         [RFS_OP_FSYNC] = "sync", [RFS_OP_UNLINK] = "unlink", [RFS_OP_PREALLOC] = "preallocate",
-        [RFS_OP_LOCK] = "lock",
+        [RFS_OP_LOCK] = "lock", [RFS_OP_SETVIEW] = "set view", [RFS_OP_VREAD] = "view read",
+        [RFS_OP_VWRITE] = "view write",
     };
     op &= ~RFS_REPLY;
     return op > 0 && op < RFS_OP_END ? names[op] : "unknown";

@@ -23,6 +23,7 @@
 #define RFS_MAX_PATH       4096          /* bytes of a path, no NUL */
 #define RFS_MAX_DATA       (64u << 20)   /* data bytes in one message */
 #define RFS_MAX_HANDLES    64            /* open files per connection */
+#define RFS_MAX_VIEW       (16u << 20)   /* bytes of an encoded file view */
 #define RFS_REPLY          0x8000u       /* reply op = request op | RFS_REPLY */
 
 enum rfs_op {
@@ -36,6 +37,9 @@ enum rfs_op {
     RFS_OP_UNLINK,
     RFS_OP_PREALLOC,
     RFS_OP_LOCK,
+    RFS_OP_SETVIEW,         /* file view of a handle: disp + encoded filetype */
+    RFS_OP_VREAD,           /* read through the view: offset = data position */
+    RFS_OP_VWRITE,          /* write through the view */
     RFS_OP_END
 };
 
@@ -93,8 +97,9 @@ struct rfs_req {
     uint32_t flags;
     uint32_t mode;
     uint32_t aux;           /* OPEN/UNLINK: path length; LOCK: wait */
-    uint64_t offset;
-    uint64_t length;        /* PREAD/PWRITE/PREALLOC/LOCK: bytes; FTRUNCATE: size */
+    uint64_t offset;        /* SETVIEW: displacement; VREAD/VWRITE: data position */
+    uint64_t length;        /* PREAD/PWRITE/PREALLOC/LOCK/V*: bytes; FTRUNCATE: size;
+                               SETVIEW: bytes of the encoded filetype */
 };
 
 struct rfs_rep {

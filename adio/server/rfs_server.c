@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dtype/dtype.h"
 #include "proto/rfs_proto.h"
 #include "server/rfs_log.h"
 
@@ -24,6 +25,8 @@ struct rfs_session {
     const char *peer;
     int fd[RFS_MAX_HANDLES];            /* -1: free */
     uint32_t accmode[RFS_MAX_HANDLES];  /* RFS_O_RDONLY/WRONLY/RDWR */
+    struct dtype *view[RFS_MAX_HANDLES];    /* filetype of the file view, or NULL */
+    uint64_t view_disp[RFS_MAX_HANDLES];
     uint8_t *buf;                       /* request or reply data */
     size_t cap;
 };
@@ -200,6 +203,81 @@ static void do_lock(int fd, const struct rfs_req *r, struct rfs_result *res)
         res->status = status_of_errno(errno);
 }
 
+static void do_setview(struct rfs_session *ss, const struct rfs_req *r, struct rfs_result *res)
+{
+    struct dtype *t;
+    int rc = dtype_deserialize(ss->buf, (size_t) r->length, &t);
+    if (rc == 0 && t->size == 0) {
+        dtype_free(t);
+        rc = -EINVAL;
+    }
+    if (rc < 0) {
+        res->status = rc == -ENOMEM ? RFS_E_NOMEM : RFS_E_INVAL;
+        rfs_log(RFS_LOG_INFO, "%s: file view refused: %s", ss->peer, rfs_status_str(res->status));
+        return;
+    }
+    dtype_free(ss->view[r->handle]);
+    ss->view[r->handle] = t;
+    ss->view_disp[r->handle] = r->offset;
+}
+
+/*
+ * VREAD/VWRITE: the data bytes [offset, offset + length) of the view, the
+ * filetype tiling the file from the displacement on. One pread or pwrite
+ * per run (adjacent runs merged by the iterator); a read stops at the end
+ * of the file.
+ */
+static void do_view_io(struct rfs_session *ss, int fd, int is_write, const struct rfs_req *r,
+                       struct rfs_result *res)
+{
+    const struct dtype *t = ss->view[r->handle];
+    struct dtype_iter it;
+    int64_t off, len;
+    uint64_t done = 0;
+    if (!t) {
+        res->status = RFS_E_INVAL;
+        return;
+    }
+    int64_t first = (int64_t) r->offset, last = first + (int64_t) r->length;
+    int64_t count = last / t->size + 1;
+    if (!is_write && ensure_buf(ss, r->length) < 0) {
+        res->status = RFS_E_NOMEM;
+        return;
+    }
+    if (dtype_iter_init(&it, t, count, (int64_t) ss->view_disp[r->handle], first, last) < 0) {
+        res->status = RFS_E_INVAL;
+        return;
+    }
+    while (dtype_iter_next(&it, &off, &len)) {
+        uint8_t *p = ss->buf + done;
+        int64_t got = 0;
+        if (off < 0) {
+            res->status = RFS_E_INVAL;
+            return;
+        }
+        while (got < len) {
+            ssize_t n = is_write ? pwrite(fd, p + got, (size_t) (len - got), (off_t) (off + got))
+                                 : pread(fd, p + got, (size_t) (len - got), (off_t) (off + got));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                res->status = status_of_errno(errno);
+                return;
+            }
+            if (n == 0)
+                break;              /* end of file (reads only) */
+            got += n;
+        }
+        done += (uint64_t) got;
+        if (got < len)
+            break;
+    }
+    if (is_write)
+        res->rep.value = done;
+    else
+        res->data_len = done;
+}
+
 static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *r,
                      struct rfs_result *res)
 {
@@ -224,6 +302,8 @@ static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *
     switch (op) {
     case RFS_OP_CLOSE:
         ss->fd[r->handle] = -1;
+        dtype_free(ss->view[r->handle]);
+        ss->view[r->handle] = NULL;
         if (close(fd) < 0)
             res->status = status_of_errno(errno);
         break;
@@ -261,6 +341,16 @@ static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *
         break;
     case RFS_OP_LOCK:
         do_lock(fd, r, res);
+        break;
+    case RFS_OP_SETVIEW:
+        do_setview(ss, r, res);
+        break;
+    case RFS_OP_VREAD:
+    case RFS_OP_VWRITE:
+        if (op == RFS_OP_VREAD ? acc == RFS_O_WRONLY : !writable(acc))
+            res->status = RFS_E_BADF;
+        else
+            do_view_io(ss, fd, op == RFS_OP_VWRITE, r, res);
         break;
     default:
         res->status = RFS_E_PROTO;
@@ -355,9 +445,11 @@ int rfs_serve_connection(const struct rfs_server *s, struct net_conn *conn, cons
     int rc;
     while ((rc = serve_one(&ss)) == 0)
         ;
-    for (int i = 0; i < RFS_MAX_HANDLES; i++)
+    for (int i = 0; i < RFS_MAX_HANDLES; i++) {
         if (ss.fd[i] >= 0)
             close(ss.fd[i]);
+        dtype_free(ss.view[i]);
+    }
     free(ss.buf);
     return rc == 1 ? 0 : rc;
 }

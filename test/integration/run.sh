@@ -17,7 +17,7 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -I"$here/../../adio" -o "$work/bin/rfs_cli
     "$here/rfs_clients.c" "$here/../../adio/proto/rfs_client.c" \
     "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/net/net_tcp.c" -lpthread \
     || { echo "cannot build rfs_clients"; FAILED=$((FAILED + 1)); }
-for t in rfs_contig rfs_errors rfs_hints rfs_large rfs_nospace; do
+for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -29,6 +29,11 @@ main_port=$RFSD_PORT
 for np in 1 2 3 4; do
     run_case "rfs_contig.np$np" 120 $mpiexec -n $np "$work/bin/rfs_contig" \
         "rfs:127.0.0.1:$main_port:/contig.$np" "$root"
+done
+for np in 1 2 4; do
+    mkdir -p "$root/noncontig.$np"
+    run_case "rfs_noncontig.np$np" 120 $mpiexec -n $np "$work/bin/rfs_noncontig" \
+        "rfs:127.0.0.1:$main_port:/noncontig.$np/" "$root/noncontig.$np"
 done
 run_case "rfs_hints.np3" 120 $mpiexec -n 3 "$work/bin/rfs_hints" "rfs:127.0.0.1:$main_port:/"
 
