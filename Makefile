@@ -5,7 +5,9 @@
 #   make check-sanitize  unit and integration tests under ASan+UBSan, TSan and valgrind
 #   make check-fuzz      libFuzzer on the protocol decoders, FUZZ_SECONDS each (default 60)
 #   make demo            4 processes write and read a file through rfs: on loopback
-#   make bench           rfs: throughput against a raw TCP stream, same run
+#   make bench           rfs: throughput against a raw TCP stream, same run; then the
+#                        noncontiguous patterns: native vs data sieving vs ufs
+#   make bench-noncontig the noncontiguous patterns alone
 
 MPICH_VERSION := 4.0.2
 CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)
@@ -34,7 +36,7 @@ FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/%.o,$(1))
 
 .PHONY: all deps mpich rfsd unit check \
-        check-sanitize check-fuzz demo bench clean distclean
+        check-sanitize check-fuzz demo bench bench-noncontig clean distclean
 .DEFAULT_GOAL := all
 all: mpich rfsd
 
@@ -85,6 +87,10 @@ demo: all
 
 bench: all
 	@bash test/bench/run.sh $(CURDIR)
+	@bash test/bench/noncontig.sh $(CURDIR)
+
+bench-noncontig: all
+	@bash test/bench/noncontig.sh $(CURDIR)
 
 clean:
 	rm -rf $(OBJ)

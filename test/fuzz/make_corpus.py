@@ -6,7 +6,9 @@ import struct
 import sys
 
 MAGIC, VERSION, REPLY = 0x31534652, 1, 0x8000
-OPEN, CLOSE, PREAD, PWRITE, FSTAT, FTRUNCATE, FSYNC, UNLINK, PREALLOC, LOCK = range(1, 11)
+(OPEN, CLOSE, PREAD, PWRITE, FSTAT, FTRUNCATE, FSYNC, UNLINK, PREALLOC, LOCK,
+ SETVIEW, VREAD, VWRITE) = range(1, 14)
+VECTOR = 2
 
 
 def request(op, tag, handle=0, flags=0, mode=0, aux=0, offset=0, length=0, var=b""):
@@ -32,6 +34,13 @@ def main(out):
                + request(PREALLOC, 9, offset=0, length=4096) + request(CLOSE, 10)
                + request(UNLINK, 11, aux=len(path), var=path))
     open(f"{out}/server/session", "wb").write(session)
+    # a view of 3 blocks of 4 bytes 10 apart (docs/protocol.md), written and read through
+    view = struct.pack("<Bqqqqqq", VECTOR, 3, 4, 10, 0, 0, 24) + b"\0"
+    open(f"{out}/server/view", "wb").write(
+        request(OPEN, 1, 0, 0x12, 0o644, len(path), var=path)
+        + request(SETVIEW, 2, 0, offset=16, length=len(view), var=view)
+        + request(VWRITE, 3, 0, offset=5, length=20, var=b"v" * 20)
+        + request(VREAD, 4, 0, offset=0, length=40) + request(CLOSE, 5))
     open(f"{out}/server/escape", "wb").write(
         request(OPEN, 1, 0, 0x12, 0o644, 9, var=b"../../etc"))
     # replies to fuzz_client's call sequence, tags in order
