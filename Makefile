@@ -2,6 +2,7 @@
 #
 #   make                 install Debian packages, build the patched MPICH (cached) and rfsd
 #   make check           unit tests, integration tests, ROMIO test suite over rfs:
+#   make check-mpich-io  MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:)
 #   make check-sanitize  unit and integration tests under ASan+UBSan, TSan and valgrind
 #   make check-fuzz      libFuzzer on the protocol decoders, FUZZ_SECONDS each (default 60)
 #   make demo            4 processes write and read a file through rfs: on loopback
@@ -36,7 +37,7 @@ FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/%.o,$(1))
 
 .PHONY: all deps mpich rfsd unit check \
-        check-sanitize check-fuzz demo bench bench-noncontig clean distclean
+        check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig clean distclean
 .DEFAULT_GOAL := all
 all: mpich rfsd
 
@@ -72,6 +73,12 @@ unit: $(addprefix $(FOBJ)/,$(UNIT_TESTS) $(MPI_TESTS))
 # The test command of README.md and CI: every suite runs, one summary line.
 check: all unit
 	@bash test/check.sh $(CURDIR) $(MPICH_DIR)
+
+# MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:); not yet all pass
+# (docs/testing.md), so it is not part of make check.
+check-mpich-io: all
+	@w=$$(mktemp -d); bash test/mpich-io/run.sh $(PREFIX) $(MPICH_DIR) $$w $$w/res; \
+	 read p f s < $$w/res; rm -rf $$w; echo "$$p passed, $$f failed, $$s skipped"; [ $$f -eq 0 ]
 
 check-sanitize: all
 	@bash test/sanitize.sh $(CURDIR)

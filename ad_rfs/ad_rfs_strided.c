@@ -115,10 +115,14 @@ static int transfer(ADIOI_RFS_File *f, char *buf, const struct described *mem, i
 static int describe(MPI_Datatype type, struct described *d)
 {
     int contig;
+    MPI_Count size, lb, extent;
     d->t = NULL;
     d->owned = 0;
+    /* contiguous and tiling without gaps: a resized contiguous type is not */
     ADIOI_Datatype_iscontig(type, &contig);
-    if (contig)
+    MPI_Type_size_x(type, &size);
+    MPI_Type_get_extent_x(type, &lb, &extent);
+    if (contig && size == extent)
         return 0;
     return dtype_mpi_get(type, &d->t, &d->owned);
 }
