@@ -60,6 +60,30 @@ static ADIO_Offset view_offset(ADIO_File fd, const struct dtype *file, int64_t p
     return after ? off + 1 : off;
 }
 
+/*
+ * The data position of the view at file offset `at` (the individual file
+ * pointer): the data bytes of the runs before it. Views are monotonic
+ * (ROMIO checks), so only the runs of the instance holding `at` are
+ * walked. ROMIO's ADIOI_Get_position gets types whose lb lies above their
+ * first data byte wrong (a resized MPI_INT, in MPICH's test/mpi/io).
+ */
+static int64_t view_position(ADIO_File fd, const struct dtype *file, ADIO_Offset at)
+{
+    struct dtype_iter it;
+    int64_t off, len, k, pos;
+    if (!file)
+        return at > fd->disp ? at - fd->disp : 0;
+    k = file->extent > 0 ? (at - fd->disp - file->true_lb) / file->extent - 1 : 0;
+    if (k < 0)
+        k = 0;
+    pos = k * file->size;
+    if (dtype_iter_init(&it, file, k + 3, fd->disp, pos, (k + 3) * file->size) < 0)
+        return pos;
+    while (dtype_iter_next(&it, &off, &len) && off < at)
+        pos += at - off < len ? at - off : len;
+    return pos;
+}
+
 /* Atomic mode: a server lock over the file bytes the access touches. */
 static void lock_span(ADIO_File fd, const struct dtype *file, int64_t pos, int64_t len,
                       int is_write, ADIO_Offset *start, ADIO_Offset *span)
@@ -148,12 +172,9 @@ void ADIOI_RFS_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datat
         return;
     }
     MPI_Type_size_x(datatype, &type_size);
-    int64_t total = (int64_t) type_size * count, pos;
-    if (file_ptr_type == ADIO_INDIVIDUAL)
-        ADIOI_Get_position(fd, &pos);
-    else
-        pos = offset;
-    pos *= fd->etype_size;
+    int64_t total = (int64_t) type_size * count;
+    int64_t pos = file_ptr_type == ADIO_INDIVIDUAL ? view_position(fd, file.t, fd->fp_ind)
+                                                   : offset * fd->etype_size;
 
     int rc = 0;
     if (total > 0) {
