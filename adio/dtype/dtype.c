@@ -176,13 +176,20 @@ static struct dtype *node_new(uint8_t kind, int64_t count, int64_t blocklen)
     return t;
 }
 
-static struct dtype *built(struct dtype *t)
+/* t with its derived fields (natural lb and extent if asked), or NULL with
+ * t freed when it is over a limit. */
+static struct dtype *finished(struct dtype *t, int natural)
 {
-    if (t && finish(t, 1) < 0) {
+    if (t && finish(t, natural) < 0) {
         dtype_free(t);
         return NULL;
     }
     return t;
+}
+
+static struct dtype *built(struct dtype *t)
+{
+    return finished(t, 1);
 }
 
 struct dtype *dtype_contig(int64_t n, struct dtype *child)
@@ -278,11 +285,7 @@ struct dtype *dtype_resize(struct dtype *t, int64_t lb, int64_t extent)
         return NULL;
     t->lb = lb;
     t->extent = extent;
-    if (finish(t, 0) < 0) {
-        dtype_free(t);
-        return NULL;
-    }
-    return t;
+    return finished(t, 0);
 }
 
 struct dtype *dtype_shift(struct dtype *t, int64_t by)
@@ -291,11 +294,7 @@ struct dtype *dtype_shift(struct dtype *t, int64_t by)
         return NULL;
     t->disp += by;
     t->lb += by;
-    if (finish(t, 0) < 0) {
-        dtype_free(t);
-        return NULL;
-    }
-    return t;
+    return finished(t, 0);
 }
 
 int64_t dtype_block_at(const struct dtype *t, int64_t p)
@@ -358,9 +357,12 @@ static void contiguous_child_to_bytes(struct dtype *t)
     const struct dtype *c = t->child;
     if (t->kind == DTYPE_STRUCT || !c || !c->contiguous)
         return;
-    for (int64_t i = 0; i < t->count; i++)
-        if (blk_len(t, i) > 1 && c->extent != c->size)
-            return;
+    /* only indexed blocks differ in length: no walk over a huge vector */
+    if (c->extent != c->size) {
+        for (int64_t i = 0; i < (t->kind == DTYPE_INDEXED ? t->count : 1); i++)
+            if (blk_len(t, i) > 1)
+                return;
+    }
     int64_t s = c->size;
     t->disp += c->true_lb;
     if (t->blocklens)
@@ -496,9 +498,5 @@ struct dtype *dtype_optimize(struct dtype *t)
         regularise(t);
         t = fuse(t);
     }
-    if (finish(t, 0) < 0) {
-        dtype_free(t);
-        return NULL;
-    }
-    return t;
+    return finished(t, 0);
 }

@@ -292,6 +292,16 @@ static void test_large(void **state)
     assert_int_equal(dtype_iter_init(&it, t, INT64_C(1) << 61, 0, 0, 1), -EINVAL);
     dtype_free(t);
 
+    /* optimising 2^40 blocks costs nothing per block: padded ints become bytes */
+    t = dtype_optimize(dtype_vector(INT64_C(1) << 40, 1, 16,
+                                    dtype_resize(dtype_bytes(4), 0, 8)));
+    assert_non_null(t);
+    assert_int_equal(t->kind, DTYPE_VECTOR);
+    assert_null(t->child);
+    assert_int_equal(t->blocklen, 4);
+    assert_int_equal(t->size, INT64_C(4) << 40);
+    dtype_free(t);
+
     /* a description whose offsets would overflow is not built */
     assert_null(dtype_vector(INT64_C(1) << 40, 1, INT64_C(1) << 40, NULL));
 }
