@@ -26,9 +26,11 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS   := -lpthread
 
 DTYPE_SRC  := adio/dtype/dtype.c adio/dtype/dtype_iter.c adio/dtype/dtype_wire.c
+ABT_SRC    := adio/abt/abt_engine.c adio/abt/abt_pool.c adio/abt/abt_stage.c adio/abt/abt_model.c \
+              adio/abt/abt_sink_posix.c adio/abt/abt_sink_rfs.c
 CORE_SRC   := adio/net/net_tcp.c adio/proto/rfs_proto.c adio/proto/rfs_client.c $(DTYPE_SRC)
 SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c
-UNIT_TESTS := test_proto test_net test_server test_dtype
+UNIT_TESTS := test_proto test_net test_server test_dtype test_abt
 MPI_TESTS  := test_dtype_mpi
 
 # Objects per flavour (plain, asan, tsan) so sanitizer builds never mix.
@@ -57,7 +59,7 @@ $(FOBJ)/%.o: %.c
 $(FOBJ)/rfsd: $(call objs,ad_rfs/rfsd.c $(SERVER_SRC) $(CORE_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SRC) $(CORE_SRC))
+$(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SRC) $(CORE_SRC) $(ABT_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
 
 # Unit tests that use MPI as their oracle: built with our mpicc.

@@ -205,6 +205,19 @@ int rfs_status_from_errno(int err)
     }
 }
 
+int rfs_errno_from_status(int status)
+{
+    static const int err[RFS_E_END] = {
+        [RFS_OK] = 0, [RFS_E_NOENT] = ENOENT, [RFS_E_ACCES] = EACCES, [RFS_E_EXIST] = EEXIST,
+        [RFS_E_NOSPC] = ENOSPC, [RFS_E_DQUOT] = EDQUOT, [RFS_E_ROFS] = EROFS,
+        [RFS_E_ISDIR] = EISDIR, [RFS_E_NOTDIR] = ENOTDIR, [RFS_E_NAMETOOLONG] = ENAMETOOLONG,
+        [RFS_E_INVAL] = EINVAL, [RFS_E_BADF] = EBADF, [RFS_E_IO] = EIO, [RFS_E_PROTO] = EPROTO,
+        [RFS_E_TOOBIG] = EMSGSIZE, [RFS_E_ESCAPE] = EXDEV, [RFS_E_NOLCK] = ENOLCK,
+        [RFS_E_DEADLK] = EDEADLK, [RFS_E_NOMEM] = ENOMEM, [RFS_E_FBIG] = EFBIG,
+    };
+    return status >= 0 && status < RFS_E_END ? err[status] : EIO;
+}
+
 const char *rfs_status_str(int status)
 {
     static const char *const names[RFS_E_END] = {

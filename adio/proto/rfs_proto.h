@@ -135,6 +135,8 @@ int rfs_path_validate(const char *path, size_t len);
 int rfs_rep_validate(const struct rfs_hdr *rep, uint16_t op, uint32_t tag, uint64_t max_data);
 
 int rfs_status_from_errno(int err);
+/* The errno value closest to a status (EIO for unknown ones). */
+int rfs_errno_from_status(int status);
 const char *rfs_status_str(int status);
 const char *rfs_op_name(unsigned op);
 

@@ -1,0 +1,499 @@
+/*
+ * The ABT engine: a FIFO of write records, each either in a memory buffer
+ * or in the cache file, drained in order by one thread (or, for a sink that
+ * must stay on the application thread, by the caller when it must wait).
+ *
+ * Ownership: the application thread fills the current buffer (`fill`) and
+ * appends records; the drain thread takes records from the head and is the
+ * only one that writes the sink, reads the cache file, stages buffers in
+ * the background or discards records after a failure. A buffer goes back
+ * to the pool when no record uses it and it is not being filled.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abt/abt.h"
+#include "abt/abt_model.h"
+#include "abt/abt_pool.h"
+#include "abt/abt_stage.h"
+
+struct abt_rec {
+    uint64_t offset, len;
+    struct abt_buf *buf;        /* NULL: the data is in the cache file */
+    uint8_t *data;              /* in buf */
+    uint64_t stage_at;          /* in the cache file */
+    struct abt_rec *next;
+};
+
+struct abt_engine {
+    pthread_mutex_t mu;
+    pthread_cond_t work;        /* records queued, or stop */
+    pthread_cond_t progress;    /* a record drained, space freed, or a failure */
+    struct abt_config cfg;
+    struct abt_sink sink;
+    struct abt_pool pool;
+    struct abt_stage stage;
+    int have_stage;
+    struct abt_buf *fill;
+    struct abt_rec *head, *tail;
+    int head_busy;              /* the drain is writing head */
+    uint64_t lo, hi;            /* bounds of the records not yet drained */
+    int err;                    /* first failure, negative errno, sticky */
+    int threaded, stop;
+    pthread_t thread;
+    uint8_t *bounce;            /* staged records are read back into it */
+    struct abt_phases phases;
+    struct abt_rate bx, bw;
+    struct abt_stats stats;
+};
+
+static void lock(struct abt_engine *e) { pthread_mutex_lock(&e->mu); }
+static void unlock(struct abt_engine *e) { pthread_mutex_unlock(&e->mu); }
+
+static void buf_put(struct abt_engine *e, struct abt_buf *b)
+{
+    if (--b->pending == 0 && b != e->fill) {
+        abt_pool_release(&e->pool, b);
+        pthread_cond_broadcast(&e->progress);
+    }
+}
+
+static void append(struct abt_engine *e, struct abt_rec *r)
+{
+    r->next = NULL;
+    if (e->tail)
+        e->tail->next = r;
+    else
+        e->head = r;
+    e->tail = r;
+    if (e->lo == e->hi) {
+        e->lo = r->offset;
+        e->hi = r->offset + r->len;
+    } else {
+        e->lo = r->offset < e->lo ? r->offset : e->lo;
+        e->hi = r->offset + r->len > e->hi ? r->offset + r->len : e->hi;
+    }
+    pthread_cond_signal(&e->work);
+}
+
+/* Drops the head record (drained or discarded). */
+static void pop_head(struct abt_engine *e)
+{
+    struct abt_rec *r = e->head;
+    e->head = r->next;
+    if (e->head == NULL) {
+        e->tail = NULL;
+        e->lo = e->hi = 0;
+    }
+    if (r->buf) {
+        buf_put(e, r->buf);
+    } else {
+        e->stage.records--;
+        abt_stage_reset_if_empty(&e->stage);
+    }
+    free(r);
+}
+
+static void fail(struct abt_engine *e, int rc)
+{
+    if (e->err == 0)
+        e->err = rc;
+    while (e->head)
+        pop_head(e);
+    pthread_cond_broadcast(&e->progress);
+}
+
+/* Writes the head record into the sink; called with the lock held, by the
+ * one thread that drains, and returns with it held. */
+static void drain_head(struct abt_engine *e)
+{
+    struct abt_rec *r = e->head;
+    e->head_busy = 1;
+    unlock(e);
+    int rc = 0;
+    const void *data = r->data;
+    if (r->buf == NULL) {
+        rc = abt_stage_read(&e->stage, r->stage_at, e->bounce, r->len);
+        data = e->bounce;
+    }
+    double t0 = abt_now();
+    if (rc == 0)
+        rc = e->sink.ops->pwrite(e->sink.ctx, data, r->len, r->offset);
+    double dt = abt_now() - t0;
+    lock(e);
+    e->head_busy = 0;
+    e->stats.sink_writes++;
+    e->stats.drain_seconds += dt;
+    if (rc != 0) {
+        fail(e, rc);
+        return;
+    }
+    e->stats.bytes_drained += r->len;
+    abt_rate_observe(&e->bx, r->len, dt);
+    pop_head(e);
+    pthread_cond_broadcast(&e->progress);
+}
+
+/* The newest buffer that is complete, not being drained, and holds records. */
+static struct abt_buf *stage_victim(struct abt_engine *e)
+{
+    struct abt_buf *victim = NULL;
+    for (struct abt_rec *r = e->head; r; r = r->next)
+        if (r->buf && r->buf != e->fill)
+            victim = r->buf;
+    if (victim && e->head_busy && e->head->buf == victim)
+        return NULL;
+    return victim;
+}
+
+/* Moves the records of buffer b to the cache file (lock held on entry and
+ * exit; only the drain thread changes these records meanwhile). */
+static int stage_buffer(struct abt_engine *e, struct abt_buf *b)
+{
+    uint64_t total = 0;
+    for (struct abt_rec *r = e->head; r; r = r->next)
+        if (r->buf == b)
+            total += r->len;
+    uint64_t at = e->stage.end;
+    e->stage.end += total;
+    e->stage.writers++;
+    unlock(e);
+    double t0 = abt_now();
+    int rc = 0;
+    uint64_t pos = at;
+    for (struct abt_rec *r = e->head; r && rc == 0; r = r->next) {
+        if (r->buf != b)
+            continue;
+        rc = abt_stage_write(&e->stage, pos, r->data, r->len);
+        pos += r->len;
+    }
+    double dt = abt_now() - t0;
+    lock(e);
+    e->stage.writers--;
+    if (rc != 0) {
+        e->stage.failed = 1;
+        return rc;
+    }
+    abt_rate_observe(&e->bw, total, dt);
+    pos = at;
+    for (struct abt_rec *r = e->head; r; r = r->next) {
+        if (r->buf != b)
+            continue;
+        r->buf = NULL;
+        r->data = NULL;
+        r->stage_at = pos;
+        pos += r->len;
+        e->stage.records++;
+        buf_put(e, b);
+    }
+    e->stats.bytes_staged_bg += total;
+    return 0;
+}
+
+/* Background staging: during computation, one buffer at a time while the
+ * model says the next output would not fit (the paper spreads the staging
+ * of x bytes over the computation phase, one buffer before each drain). */
+static void maybe_stage(struct abt_engine *e)
+{
+    if (!e->have_stage || e->stage.failed)
+        return;
+    double now = abt_now();
+    double left = e->cfg.compute_interval > 0 ? e->cfg.compute_interval : -1;
+    if (e->phases.depth > 0)
+        return;
+    if (left < 0)
+        left = abt_phases_time_left(&e->phases, now);
+    uint64_t next = e->cfg.output_size ? e->cfg.output_size : e->phases.bytes;
+    if (left < 0 || next == 0)
+        return;
+    uint64_t abs_max = e->pool.max_buffers * e->pool.buffer_size;
+    uint64_t abs_now = abt_pool_free_bytes(&e->pool);
+    if (e->fill)
+        abs_now += e->pool.buffer_size - e->fill->used;
+    if (abt_model_stage_bytes(abs_max, abs_now, next, left, e->bx.bytes_per_s,
+                              e->bw.bytes_per_s) == 0)
+        return;
+    struct abt_buf *b = stage_victim(e);
+    if (b)
+        stage_buffer(e, b);
+}
+
+static void *drain_thread(void *arg)
+{
+    struct abt_engine *e = arg;
+    lock(e);
+    for (;;) {
+        while (e->head == NULL && !e->stop)
+            pthread_cond_wait(&e->work, &e->mu);
+        if (e->head == NULL)
+            break;
+        maybe_stage(e);
+        if (e->head)
+            drain_head(e);
+    }
+    unlock(e);
+    return NULL;
+}
+
+int abt_engine_create(struct abt_engine **ep, const struct abt_config *cfg, struct abt_sink sink)
+{
+    struct abt_engine *e = calloc(1, sizeof(*e));
+    if (e == NULL)
+        return -ENOMEM;
+    e->cfg = *cfg;
+    e->sink = sink;
+    abt_pool_init(&e->pool, cfg->buffer_size, cfg->max_memory);
+    uint64_t bounce = e->pool.buffer_size ? e->pool.buffer_size : cfg->buffer_size;
+    e->stats.buffer_size = bounce;
+    e->cfg.buffer_size = bounce;
+    abt_phases_init(&e->phases, cfg->phase_gap);
+    e->stage.fd = -1;
+    int rc = -ENOMEM;
+    e->bounce = malloc(bounce);
+    if (e->bounce == NULL)
+        goto fail_bounce;
+    if (cfg->stage_dir) {
+        rc = abt_stage_open(&e->stage, cfg->stage_dir);
+        if (rc != 0)
+            goto fail_stage;
+        e->have_stage = 1;
+    }
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->work, NULL);
+    pthread_cond_init(&e->progress, NULL);
+    e->threaded = sink.ops->thread_safe;
+    if (e->threaded) {
+        rc = -pthread_create(&e->thread, NULL, drain_thread, e);
+        if (rc != 0)
+            goto fail_thread;
+    }
+    *ep = e;
+    return 0;
+
+  fail_thread:
+    pthread_cond_destroy(&e->progress);
+    pthread_cond_destroy(&e->work);
+    pthread_mutex_destroy(&e->mu);
+    abt_stage_close(&e->stage);
+  fail_stage:
+    free(e->bounce);
+  fail_bounce:
+    free(e);
+    return rc;
+}
+
+/* Without a thread the caller drains; with one it waits for progress. */
+static void wait_progress(struct abt_engine *e)
+{
+    double t0 = abt_now();
+    if (e->threaded)
+        pthread_cond_wait(&e->progress, &e->mu);
+    else if (e->head)
+        drain_head(e);
+    e->stats.wait_seconds += abt_now() - t0;
+}
+
+/* Foreground staging of up to one buffer's worth; 0 if the cache file
+ * cannot take it (the caller then waits for memory). */
+static uint64_t stage_foreground(struct abt_engine *e, uint64_t offset, const void *buf,
+                                 uint64_t len)
+{
+    if (!e->have_stage || e->stage.failed)
+        return 0;
+    struct abt_rec *r = malloc(sizeof(*r));
+    if (r == NULL)
+        return 0;
+    uint64_t n = len < e->cfg.buffer_size ? len : e->cfg.buffer_size;
+    uint64_t at = e->stage.end;
+    e->stage.end += n;
+    e->stage.writers++;
+    unlock(e);
+    int rc = abt_stage_write(&e->stage, at, buf, n);
+    lock(e);
+    e->stage.writers--;
+    if (rc != 0 || e->err) {
+        e->stage.failed |= rc != 0;
+        free(r);
+        return 0;
+    }
+    *r = (struct abt_rec) { .offset = offset, .len = n, .stage_at = at };
+    e->stage.records++;
+    e->stats.bytes_staged_fg += n;
+    append(e, r);
+    return n;
+}
+
+/* A new buffer to fill, or NULL at the cap. */
+static struct abt_buf *next_fill(struct abt_engine *e)
+{
+    struct abt_buf *old = e->fill;
+    e->fill = abt_pool_reserve(&e->pool);
+    if (old && old->pending == 0)
+        abt_pool_release(&e->pool, old);
+    uint64_t mem = e->pool.allocated * e->pool.buffer_size;
+    if (mem > e->stats.peak_memory)
+        e->stats.peak_memory = mem;
+    return e->fill;
+}
+
+/* Copies up to the room left in the fill buffer; 0 if there is none. */
+static uint64_t buffer_piece(struct abt_engine *e, uint64_t offset, const void *buf,
+                             uint64_t len)
+{
+    struct abt_buf *b = e->fill;
+    if (b == NULL || b->used == e->pool.buffer_size)
+        b = next_fill(e);
+    if (b == NULL)
+        return 0;
+    struct abt_rec *r = malloc(sizeof(*r));
+    if (r == NULL)
+        return 0;
+    uint64_t room = e->pool.buffer_size - b->used;
+    uint64_t n = len < room ? len : room;
+    uint8_t *dst = b->data + b->used;
+    b->used += n;
+    b->pending++;
+    unlock(e);
+    memcpy(dst, buf, n);
+    lock(e);
+    struct abt_rec *t = e->tail;
+    if (t && t->buf == b && t->data + t->len == dst && t->offset + t->len == offset &&
+        !(e->head_busy && t == e->head)) {
+        t->len += n;            /* contiguous in memory and in the file */
+        e->hi = offset + n > e->hi ? offset + n : e->hi;
+        b->pending--;
+        free(r);
+    } else {
+        *r = (struct abt_rec) { .offset = offset, .len = n, .buf = b, .data = dst };
+        append(e, r);
+    }
+    e->stats.bytes_buffered += n;
+    return n;
+}
+
+/* No memory and no cache file and nothing queued to wait for (a pool of
+ * zero buffers, a full stage directory): the data goes straight to the
+ * sink, the drain being idle. */
+static uint64_t write_through(struct abt_engine *e, uint64_t offset, const void *buf,
+                              uint64_t len)
+{
+    e->head_busy = 1;
+    unlock(e);
+    int rc = e->sink.ops->pwrite(e->sink.ctx, buf, len, offset);
+    lock(e);
+    e->head_busy = 0;
+    if (rc != 0) {
+        fail(e, rc);
+        return 0;
+    }
+    e->stats.bytes_drained += len;
+    e->stats.sink_writes++;
+    return len;
+}
+
+int abt_write(struct abt_engine *e, uint64_t offset, const void *buf, uint64_t len)
+{
+    const uint8_t *src = buf;
+    lock(e);
+    e->stats.writes++;
+    e->phases.bytes += len;
+    while (len > 0 && e->err == 0) {
+        uint64_t n = buffer_piece(e, offset, src, len);
+        if (n == 0)
+            n = stage_foreground(e, offset, src, len);
+        if (n == 0 && e->head == NULL)
+            n = write_through(e, offset, src, len);
+        if (n == 0) {
+            wait_progress(e);
+            continue;
+        }
+        offset += n;
+        src += n;
+        len -= n;
+    }
+    int rc = e->err;
+    unlock(e);
+    return rc;
+}
+
+int abt_overlaps(struct abt_engine *e, uint64_t offset, uint64_t len)
+{
+    lock(e);
+    int hit = e->head && offset < e->hi && offset + len > e->lo;
+    unlock(e);
+    return hit;
+}
+
+uint64_t abt_pending_end(struct abt_engine *e)
+{
+    lock(e);
+    uint64_t end = e->head ? e->hi : 0;
+    unlock(e);
+    return end;
+}
+
+int abt_flush(struct abt_engine *e)
+{
+    lock(e);
+    while (e->head && e->err == 0)
+        wait_progress(e);
+    int rc = e->err;
+    unlock(e);
+    return rc;
+}
+
+int abt_error(struct abt_engine *e)
+{
+    lock(e);
+    int rc = e->err;
+    unlock(e);
+    return rc;
+}
+
+void abt_phase_begin(struct abt_engine *e)
+{
+    lock(e);
+    abt_phases_begin(&e->phases, abt_now());
+    unlock(e);
+}
+
+void abt_phase_end(struct abt_engine *e)
+{
+    lock(e);
+    abt_phases_end(&e->phases, abt_now());
+    pthread_cond_signal(&e->work);
+    unlock(e);
+}
+
+void abt_get_stats(struct abt_engine *e, struct abt_stats *st)
+{
+    lock(e);
+    *st = e->stats;
+    unlock(e);
+}
+
+void abt_engine_destroy(struct abt_engine *e)
+{
+    lock(e);
+    e->stop = 1;
+    pthread_cond_signal(&e->work);
+    unlock(e);
+    if (e->threaded)
+        pthread_join(e->thread, NULL);
+    lock(e);
+    while (e->head)             /* unthreaded and never flushed */
+        pop_head(e);
+    unlock(e);
+    e->sink.ops->close(e->sink.ctx);
+    if (e->fill)
+        abt_pool_release(&e->pool, e->fill);
+    abt_pool_destroy(&e->pool);
+    abt_stage_close(&e->stage);
+    pthread_cond_destroy(&e->progress);
+    pthread_cond_destroy(&e->work);
+    pthread_mutex_destroy(&e->mu);
+    free(e->bounce);
+    free(e);
+}

@@ -1,0 +1,33 @@
+/*
+ * Where buffered writes go: the inner driver's file, seen through the few
+ * calls the drain needs. A sink that is thread_safe is driven by abt's
+ * background thread and must not call MPI (posix, rfs); one that is not is
+ * drained on the application thread (the ROMIO driver underneath itself).
+ *
+ * pwrite returns 0 or a negative errno value. Durability (fsync) is the
+ * inner driver's Flush, after abt_flush: both reach the same file.
+ */
+#ifndef ABT_SINK_H_INCLUDED
+#define ABT_SINK_H_INCLUDED
+
+#include <stdint.h>
+
+struct abt_sink_ops {
+    const char *name;
+    int thread_safe;
+    int (*pwrite)(void *ctx, const void *buf, uint64_t len, uint64_t offset);
+    void (*close)(void *ctx);
+};
+
+struct abt_sink {
+    const struct abt_sink_ops *ops;
+    void *ctx;
+};
+
+/* A local file (ufs:, nfs:) opened write-only by path: it must exist. */
+int abt_sink_posix_open(struct abt_sink *s, const char *path);
+/* A file on rfsd HOST:PORT, over a connection of its own. */
+int abt_sink_rfs_open(struct abt_sink *s, const char *host, const char *port, const char *path,
+                      int timeout_ms);
+
+#endif /* ABT_SINK_H_INCLUDED */

@@ -1,0 +1,332 @@
+/*
+ * The ABT engine without MPI: random overlapping writes through a small
+ * pool (foreground staging, waiting for space, write-through) compared
+ * byte for byte with the same writes applied in order to memory; background
+ * staging during a computation phase; the staging model; a failing sink
+ * (the error is kept and returned, nothing hangs); a full cache file
+ * (EFBIG under RLIMIT_FSIZE); and the rfs sink against a live server.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <cmocka.h>
+
+#include "abt/abt.h"
+#include "abt/abt_model.h"
+#include "unit_util.h"
+
+#define FILE_SPAN (4u << 20)
+
+struct fixture {
+    char dir[64];
+    char path[128];
+    char stage[128];
+    uint8_t *expect;            /* the file as the writes so far make it */
+    uint64_t end;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    strcpy(f->dir, "/tmp/test_abt.XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->path, sizeof(f->path), "%s/file", f->dir);
+    snprintf(f->stage, sizeof(f->stage), "%s", f->dir);
+    int fd = open(f->path, O_CREAT | O_WRONLY, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    f->expect = calloc(1, FILE_SPAN);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    remove_tree(f->dir);
+    free(f->expect);
+    free(f);
+    return 0;
+}
+
+/* A sink for faults and slowness: the posix sink underneath, failing with
+ * EIO from the fail_after-th write on, sleeping delay_us per write. */
+struct faulty {
+    struct abt_sink inner;
+    int writes, fail_after;
+    long delay_us;
+};
+
+static int faulty_pwrite(void *ctx, const void *buf, uint64_t len, uint64_t off)
+{
+    struct faulty *t = ctx;
+    if (t->fail_after >= 0 && t->writes++ >= t->fail_after)
+        return -EIO;
+    if (t->delay_us) {
+        struct timespec ts = { 0, t->delay_us * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    return t->inner.ops->pwrite(t->inner.ctx, buf, len, off);
+}
+
+static void faulty_close(void *ctx)
+{
+    struct faulty *t = ctx;
+    t->inner.ops->close(t->inner.ctx);
+    free(t);
+}
+
+static const struct abt_sink_ops faulty_ops = {
+    "faulty", 1, faulty_pwrite, faulty_close
+};
+
+static struct abt_sink faulty_sink(const char *path, int fail_after, long delay_us)
+{
+    struct faulty *t = calloc(1, sizeof(*t));
+    assert_int_equal(abt_sink_posix_open(&t->inner, path), 0);
+    t->fail_after = fail_after;
+    t->delay_us = delay_us;
+    return (struct abt_sink) { &faulty_ops, t };
+}
+
+static struct abt_config config(uint64_t buffer, uint64_t memory, const char *stage)
+{
+    return (struct abt_config) { .buffer_size = buffer, .max_memory = memory,
+                                 .stage_dir = stage, .phase_gap = 0.001 };
+}
+
+/* n random writes (some overlapping, some adjacent) into the engine and
+ * into f->expect. */
+static void random_writes(struct abt_engine *e, struct fixture *f, int n, uint64_t maxlen,
+                          unsigned seed)
+{
+    uint8_t *src = malloc(maxlen);
+    srand(seed);
+    uint64_t next = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t len = 1 + (uint64_t) rand() % maxlen;
+        uint64_t off = (i % 3 == 0) ? next : (uint64_t) rand() % (FILE_SPAN - len);
+        if (off + len > FILE_SPAN)
+            off = 0;
+        fill_random(src, len, seed + (unsigned) i);
+        assert_int_equal(abt_write(e, off, src, len), 0);
+        memcpy(f->expect + off, src, len);
+        next = off + len;
+        f->end = off + len > f->end ? off + len : f->end;
+    }
+    free(src);
+}
+
+static void check_file(const struct fixture *f)
+{
+    size_t len;
+    uint8_t *got = read_file(f->path, &len);
+    assert_non_null(got);
+    assert_int_equal(len, f->end);
+    assert_memory_equal(got, f->expect, f->end);
+    free(got);
+}
+
+static void run_random(struct fixture *f, struct abt_config cfg, struct abt_stats *st)
+{
+    struct abt_engine *e;
+    assert_int_equal(abt_engine_create(&e, &cfg, faulty_sink(f->path, -1, 0)), 0);
+    random_writes(e, f, 1500, 96 << 10, 7);
+    assert_int_equal(abt_flush(e), 0);
+    assert_int_equal(abt_pending_end(e), 0);
+    abt_get_stats(e, st);
+    abt_engine_destroy(e);
+    check_file(f);
+}
+
+static void test_random_writes_in_order(void **state)
+{
+    struct fixture *f = *state;
+    struct abt_stats st;
+    run_random(f, config(1 << 20, 64 << 20, NULL), &st);
+    assert_int_equal(st.bytes_staged_fg, 0);
+    assert_true(st.bytes_drained > 0);
+}
+
+/* A pool of four 32 KiB buffers and a cache file: most data is staged. */
+static void test_foreground_staging(void **state)
+{
+    struct fixture *f = *state;
+    struct abt_stats st;
+    run_random(f, config(32 << 10, 128 << 10, f->stage), &st);
+    assert_true(st.bytes_staged_fg > 0);
+    assert_true(st.peak_memory <= 128 << 10);
+}
+
+/* No cache file: the application waits for the drain; a write larger
+ * than all the memory goes through buffer by buffer. */
+static void test_cap_smaller_than_write(void **state)
+{
+    struct fixture *f = *state;
+    struct abt_stats st;
+    run_random(f, config(1 << 20, 48 << 10, NULL), &st);
+    assert_true(st.peak_memory <= 48 << 10);
+    assert_int_equal(st.buffer_size, 48 << 10);
+}
+
+/* No memory at all and no cache file: write-through. */
+static void test_zero_memory(void **state)
+{
+    struct fixture *f = *state;
+    struct abt_stats st;
+    run_random(f, config(1 << 20, 0, NULL), &st);
+    assert_int_equal(st.bytes_buffered, 0);
+}
+
+static void test_failing_sink(void **state)
+{
+    struct fixture *f = *state;
+    struct abt_config cfg = config(4 << 10, 16 << 10, NULL);
+    struct abt_engine *e;
+    assert_int_equal(abt_engine_create(&e, &cfg, faulty_sink(f->path, 3, 0)), 0);
+    uint8_t buf[3000];
+    memset(buf, 1, sizeof(buf));
+    int rc = 0;
+    for (int i = 0; i < 200 && rc == 0; i++)
+        rc = abt_write(e, (uint64_t) i * 5000, buf, sizeof(buf));
+    assert_true(rc == 0 || rc == -EIO);
+    assert_int_equal(abt_flush(e), -EIO);
+    assert_int_equal(abt_write(e, 0, buf, 10), -EIO);
+    assert_int_equal(abt_error(e), -EIO);
+    abt_engine_destroy(e);
+}
+
+/* The cache file cannot grow past RLIMIT_FSIZE (EFBIG, as a full disk
+ * would give ENOSPC): staging stops and the data waits for memory. */
+static void test_stage_full(void **state)
+{
+    struct fixture *f = *state;
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, SIG_IGN);
+    lim = old;
+    lim.rlim_cur = FILE_SPAN;   /* the file itself stays below it */
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    struct abt_config cfg = config(16 << 10, 64 << 10, f->stage);
+    struct abt_engine *e;
+    assert_int_equal(abt_engine_create(&e, &cfg, faulty_sink(f->path, -1, 200)), 0);
+    random_writes(e, f, 800, 64 << 10, 11);
+    assert_int_equal(abt_flush(e), 0);
+    struct abt_stats st;
+    abt_get_stats(e, &st);
+    abt_engine_destroy(e);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    check_file(f);
+    assert_true(st.bytes_staged_fg > 0);
+    assert_true(st.bytes_staged_fg < FILE_SPAN);
+    assert_true(st.wait_seconds > 0);
+}
+
+/* One output phase fills the pool; during the computation after it the
+ * thread stages buffers to the cache file (the next output is expected in
+ * 1 ms and the sink is slow), and the data still arrives intact. */
+static void test_background_staging(void **state)
+{
+    struct fixture *f = *state;
+    struct abt_config cfg = config(16 << 10, 256 << 10, f->stage);
+    cfg.compute_interval = 0.001;
+    cfg.output_size = 256 << 10;
+    struct abt_engine *e;
+    assert_int_equal(abt_engine_create(&e, &cfg, faulty_sink(f->path, -1, 2000)), 0);
+    abt_phase_begin(e);
+    random_writes(e, f, 64, 8 << 10, 13);
+    abt_phase_end(e);
+    struct timespec ts = { 0, 50 * 1000 * 1000 };
+    nanosleep(&ts, NULL);
+    assert_int_equal(abt_flush(e), 0);
+    struct abt_stats st;
+    abt_get_stats(e, &st);
+    abt_engine_destroy(e);
+    check_file(f);
+    assert_true(st.bytes_staged_bg > 0);
+}
+
+static void test_model(void **state)
+{
+    (void) state;
+    /* enough free already, or the drain frees it in time: nothing */
+    assert_int_equal(abt_model_stage_bytes(100, 100, 80, 1.0, 10, 100), 0);
+    assert_int_equal(abt_model_stage_bytes(100, 0, 80, 10.0, 10, 100), 0);
+    /* need 80, 20 free, 1 s at 10 B/s drains 10: (80-20-10)/(1-10/100) = 55.5 */
+    assert_int_equal(abt_model_stage_bytes(100, 20, 80, 1.0, 10, 100), 55);
+    /* min(ABSmax, N): a 1000-byte output needs only the 100 bytes of buffers */
+    assert_int_equal(abt_model_stage_bytes(100, 20, 1000, 1.0, 10, 100), 77);
+    /* the cache file no faster than the network: staging cannot help */
+    assert_int_equal(abt_model_stage_bytes(100, 20, 80, 1.0, 10, 10), 0);
+    /* phases: two outputs 0.5 s apart, 0.2 s into the computation */
+    struct abt_phases p;
+    abt_phases_init(&p, 0.01);
+    abt_phases_begin(&p, 1.0);
+    p.bytes += 10;
+    abt_phases_end(&p, 1.1);
+    assert_true(abt_phases_time_left(&p, 1.2) < 0);
+    abt_phases_begin(&p, 1.6);
+    abt_phases_begin(&p, 1.6);  /* nested: the same phase */
+    abt_phases_end(&p, 1.65);
+    abt_phases_end(&p, 1.7);
+    assert_int_equal(p.last_bytes, 10);
+    double left = abt_phases_time_left(&p, 1.9);
+    assert_true(left > 0.29 && left < 0.31);
+}
+
+static void test_rfs_sink(void **state)
+{
+    struct fixture *f = *state;
+    struct test_server ts;
+    test_server_start(&ts);
+    char local[4200];
+    test_path(&ts, "abt.dat", local, sizeof(local));
+    int fd = open(local, O_CREAT | O_WRONLY, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    struct abt_sink sink;
+    assert_int_equal(abt_sink_rfs_open(&sink, "127.0.0.1", ts.port, "/abt.dat", 5000), 0);
+    struct abt_config cfg = config(64 << 10, 1 << 20, f->stage);
+    struct abt_engine *e;
+    assert_int_equal(abt_engine_create(&e, &cfg, sink), 0);
+    random_writes(e, f, 300, 64 << 10, 17);
+    assert_int_equal(abt_flush(e), 0);
+    abt_engine_destroy(e);
+    size_t len;
+    uint8_t *got = read_file(local, &len);
+    assert_int_equal(len, f->end);
+    assert_memory_equal(got, f->expect, f->end);
+    free(got);
+    /* a file the server does not have */
+    assert_int_equal(abt_sink_rfs_open(&sink, "127.0.0.1", ts.port, "/missing", 5000),
+                     -ENOENT);
+    test_server_stop(&ts);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_random_writes_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_foreground_staging, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cap_smaller_than_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_zero_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failing_sink, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stage_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_background_staging, setup, teardown),
+        cmocka_unit_test(test_model),
+        cmocka_unit_test_setup_teardown(test_rfs_sink, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
