@@ -29,7 +29,8 @@ DTYPE_SRC  := adio/dtype/dtype.c adio/dtype/dtype_iter.c adio/dtype/dtype_wire.c
 ABT_SRC    := adio/abt/abt_engine.c adio/abt/abt_pool.c adio/abt/abt_stage.c adio/abt/abt_model.c \
               adio/abt/abt_sink_posix.c adio/abt/abt_sink_rfs.c
 CORE_SRC   := adio/net/net_tcp.c adio/proto/rfs_proto.c adio/proto/rfs_client.c $(DTYPE_SRC)
-SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c
+SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c \
+              adio/server/rfs_rate.c
 UNIT_TESTS := test_proto test_net test_server test_dtype test_abt
 MPI_TESTS  := test_dtype_mpi
 

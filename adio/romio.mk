@@ -13,7 +13,12 @@ noinst_HEADERS +=                       \
     adio/netcore/proto/rfs_proto.h      \
     adio/netcore/proto/rfs_client.h     \
     adio/netcore/dtype/dtype.h          \
-    adio/netcore/dtype/dtype_mpi.h
+    adio/netcore/dtype/dtype_mpi.h          \
+    adio/netcore/abt/abt.h                  \
+    adio/netcore/abt/abt_pool.h             \
+    adio/netcore/abt/abt_stage.h            \
+    adio/netcore/abt/abt_model.h            \
+    adio/netcore/abt/abt_sink.h
 
 romio_other_sources +=                  \
     adio/netcore/net/net_tcp.c          \
@@ -22,6 +27,12 @@ romio_other_sources +=                  \
     adio/netcore/dtype/dtype.c          \
     adio/netcore/dtype/dtype_iter.c     \
     adio/netcore/dtype/dtype_wire.c     \
-    adio/netcore/dtype/dtype_mpi.c
+    adio/netcore/dtype/dtype_mpi.c      \
+    adio/netcore/abt/abt_pool.c         \
+    adio/netcore/abt/abt_stage.c        \
+    adio/netcore/abt/abt_model.c        \
+    adio/netcore/abt/abt_engine.c       \
+    adio/netcore/abt/abt_sink_posix.c   \
+    adio/netcore/abt/abt_sink_rfs.c
 
 endif BUILD_NETCORE

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make check: unit tests, MPI integration tests, ROMIO's test suite over
-# rfs:. Ends with one line "N passed, N failed, N skipped".
+# rfs:, abt:rfs: and abt:ufs:. Ends with one line "N passed, N failed, N skipped".
 set -u
 repo=$1
 mpich_dir=$2
@@ -9,9 +9,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/rfs-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 bash "$repo/test/run-unit.sh" "$repo/build/obj/plain" "$work/unit.res" test_proto test_net test_server \
-    test_dtype test_dtype_mpi
+    test_dtype test_dtype_mpi test_abt
 bash "$repo/test/integration/run.sh" "$prefix" "$work/integration" "$work/integration.res"
-bash "$repo/test/romio/run.sh" "$prefix" "$mpich_dir" "$work/romio" "$work/romio.res"
+bash "$repo/test/romio/run.sh" "$prefix" "$mpich_dir" "$work/romio" "$work/romio.res" \
+    rfs abt-rfs abt-ufs
 
 total_p=0 total_f=0 total_s=0
 echo

@@ -39,6 +39,7 @@ struct abt_stats {
     double wait_seconds;        /* application time spent waiting for space */
     uint64_t peak_memory;       /* bytes of buffers allocated at most */
     uint64_t buffer_size;       /* as configured (possibly clamped) */
+    int stage_failed;           /* the cache file could not grow: staging stopped */
 };
 
 struct abt_engine;
@@ -63,7 +64,8 @@ int abt_error(struct abt_engine *e);
 void abt_phase_begin(struct abt_engine *e);
 void abt_phase_end(struct abt_engine *e);
 void abt_get_stats(struct abt_engine *e, struct abt_stats *st);
-/* Stops the thread (after the queue is empty or failed) and frees all. */
+/* Waits until the queue is drained (or failed), then frees all; the last
+ * engine stops the drain thread. */
 void abt_engine_destroy(struct abt_engine *e);
 
 #endif /* ABT_H_INCLUDED */

@@ -1,7 +1,10 @@
 /*
- * The ABT engine: a FIFO of write records, each either in a memory buffer
- * or in the cache file, drained in order by one thread (or, for a sink that
- * must stay on the application thread, by the caller when it must wait).
+ * The ABT engine: per open file a FIFO of write records, each either in a
+ * memory buffer or in the cache file, drained in order by the process's
+ * one drain thread (or, for a sink that must stay on the application
+ * thread, by the caller when it must wait). The thread serves the files
+ * with pending records in turn, one record at a time; it exists while at
+ * least one threaded engine does.
  *
  * Ownership: the application thread fills the current buffer (`fill`) and
  * appends records; the drain thread takes records from the head and is the
@@ -27,9 +30,24 @@ struct abt_rec {
     struct abt_rec *next;
 };
 
-struct abt_engine {
+/* The process's drain thread and the one lock of all engines. */
+struct abt_drainer {
+    pthread_mutex_t life;       /* serialises starting and joining the thread */
     pthread_mutex_t mu;
     pthread_cond_t work;        /* records queued, or stop */
+    struct abt_engine *engines; /* threaded engines, a ring served in turn */
+    struct abt_engine *cursor;  /* the engine served last */
+    pthread_t thread;
+    int running, stop;
+};
+
+static struct abt_drainer drainer = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+    NULL, NULL, 0, 0, 0
+};
+
+struct abt_engine {
+    struct abt_engine *next_engine;
     pthread_cond_t progress;    /* a record drained, space freed, or a failure */
     struct abt_config cfg;
     struct abt_sink sink;
@@ -41,16 +59,15 @@ struct abt_engine {
     int head_busy;              /* the drain is writing head */
     uint64_t lo, hi;            /* bounds of the records not yet drained */
     int err;                    /* first failure, negative errno, sticky */
-    int threaded, stop;
-    pthread_t thread;
+    int threaded;
     uint8_t *bounce;            /* staged records are read back into it */
     struct abt_phases phases;
     struct abt_rate bx, bw;
     struct abt_stats stats;
 };
 
-static void lock(struct abt_engine *e) { pthread_mutex_lock(&e->mu); }
-static void unlock(struct abt_engine *e) { pthread_mutex_unlock(&e->mu); }
+static void lock(struct abt_engine *e) { (void) e; pthread_mutex_lock(&drainer.mu); }
+static void unlock(struct abt_engine *e) { (void) e; pthread_mutex_unlock(&drainer.mu); }
 
 static void buf_put(struct abt_engine *e, struct abt_buf *b)
 {
@@ -75,7 +92,7 @@ static void append(struct abt_engine *e, struct abt_rec *r)
         e->lo = r->offset < e->lo ? r->offset : e->lo;
         e->hi = r->offset + r->len > e->hi ? r->offset + r->len : e->hi;
     }
-    pthread_cond_signal(&e->work);
+    pthread_cond_signal(&drainer.work);
 }
 
 /* Drops the head record (drained or discarded). */
@@ -220,21 +237,83 @@ static void maybe_stage(struct abt_engine *e)
         stage_buffer(e, b);
 }
 
+/* The next engine after the cursor with a record to drain, or NULL. */
+static struct abt_engine *next_with_work(void)
+{
+    struct abt_engine *start = drainer.cursor && drainer.cursor->next_engine
+                               ? drainer.cursor->next_engine : drainer.engines;
+    struct abt_engine *e = start;
+    do {
+        if (e == NULL)
+            return NULL;
+        if (e->head && !e->head_busy)
+            return drainer.cursor = e;
+        e = e->next_engine ? e->next_engine : drainer.engines;
+    } while (e != start);
+    return NULL;
+}
+
 static void *drain_thread(void *arg)
 {
-    struct abt_engine *e = arg;
-    lock(e);
+    (void) arg;
+    pthread_mutex_lock(&drainer.mu);
     for (;;) {
-        while (e->head == NULL && !e->stop)
-            pthread_cond_wait(&e->work, &e->mu);
-        if (e->head == NULL)
-            break;
+        struct abt_engine *e = next_with_work();
+        if (e == NULL) {
+            if (drainer.stop)
+                break;
+            pthread_cond_wait(&drainer.work, &drainer.mu);
+            continue;
+        }
         maybe_stage(e);
-        if (e->head)
+        if (e->head && !e->head_busy)
             drain_head(e);
     }
-    unlock(e);
+    pthread_mutex_unlock(&drainer.mu);
     return NULL;
+}
+
+static int attach(struct abt_engine *e)
+{
+    int rc = 0;
+    pthread_mutex_lock(&drainer.life);
+    if (!drainer.running) {
+        rc = -pthread_create(&drainer.thread, NULL, drain_thread, NULL);
+        drainer.running = rc == 0;
+    }
+    if (rc == 0) {
+        pthread_mutex_lock(&drainer.mu);
+        e->next_engine = drainer.engines;
+        drainer.engines = e;
+        pthread_mutex_unlock(&drainer.mu);
+    }
+    pthread_mutex_unlock(&drainer.life);
+    return rc;
+}
+
+/* Once the thread is done with e (drained, or failed); the last engine
+ * out stops the thread. */
+static void detach(struct abt_engine *e)
+{
+    pthread_mutex_lock(&drainer.life);
+    pthread_mutex_lock(&drainer.mu);
+    while (e->head || e->head_busy)
+        pthread_cond_wait(&e->progress, &drainer.mu);
+    struct abt_engine **p = &drainer.engines;
+    while (*p != e)
+        p = &(*p)->next_engine;
+    *p = e->next_engine;
+    if (drainer.cursor == e)
+        drainer.cursor = NULL;
+    int last = drainer.engines == NULL;
+    drainer.stop = last;
+    pthread_cond_signal(&drainer.work);
+    pthread_mutex_unlock(&drainer.mu);
+    if (last) {
+        pthread_join(drainer.thread, NULL);
+        drainer.running = drainer.stop = 0;
+    }
+    pthread_mutex_unlock(&drainer.life);
 }
 
 int abt_engine_create(struct abt_engine **ep, const struct abt_config *cfg, struct abt_sink sink)
@@ -260,12 +339,11 @@ int abt_engine_create(struct abt_engine **ep, const struct abt_config *cfg, stru
             goto fail_stage;
         e->have_stage = 1;
     }
-    pthread_mutex_init(&e->mu, NULL);
-    pthread_cond_init(&e->work, NULL);
+    e->cfg.stage_dir = NULL;    /* the caller's string: used only here */
     pthread_cond_init(&e->progress, NULL);
     e->threaded = sink.ops->thread_safe;
     if (e->threaded) {
-        rc = -pthread_create(&e->thread, NULL, drain_thread, e);
+        rc = attach(e);
         if (rc != 0)
             goto fail_thread;
     }
@@ -274,8 +352,6 @@ int abt_engine_create(struct abt_engine **ep, const struct abt_config *cfg, stru
 
   fail_thread:
     pthread_cond_destroy(&e->progress);
-    pthread_cond_destroy(&e->work);
-    pthread_mutex_destroy(&e->mu);
     abt_stage_close(&e->stage);
   fail_stage:
     free(e->bounce);
@@ -289,7 +365,7 @@ static void wait_progress(struct abt_engine *e)
 {
     double t0 = abt_now();
     if (e->threaded)
-        pthread_cond_wait(&e->progress, &e->mu);
+        pthread_cond_wait(&e->progress, &drainer.mu);
     else if (e->head)
         drain_head(e);
     e->stats.wait_seconds += abt_now() - t0;
@@ -463,7 +539,7 @@ void abt_phase_end(struct abt_engine *e)
 {
     lock(e);
     abt_phases_end(&e->phases, abt_now());
-    pthread_cond_signal(&e->work);
+    pthread_cond_signal(&drainer.work);   /* computation: staging may start */
     unlock(e);
 }
 
@@ -471,17 +547,14 @@ void abt_get_stats(struct abt_engine *e, struct abt_stats *st)
 {
     lock(e);
     *st = e->stats;
+    st->stage_failed = e->stage.failed;
     unlock(e);
 }
 
 void abt_engine_destroy(struct abt_engine *e)
 {
-    lock(e);
-    e->stop = 1;
-    pthread_cond_signal(&e->work);
-    unlock(e);
     if (e->threaded)
-        pthread_join(e->thread, NULL);
+        detach(e);
     lock(e);
     while (e->head)             /* unthreaded and never flushed */
         pop_head(e);
@@ -492,8 +565,6 @@ void abt_engine_destroy(struct abt_engine *e)
     abt_pool_destroy(&e->pool);
     abt_stage_close(&e->stage);
     pthread_cond_destroy(&e->progress);
-    pthread_cond_destroy(&e->work);
-    pthread_mutex_destroy(&e->mu);
     free(e->bounce);
     free(e);
 }

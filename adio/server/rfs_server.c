@@ -48,6 +48,7 @@ struct rfs_result {
 
 int rfs_server_init(struct rfs_server *s, const char *root)
 {
+    s->rate = NULL;
     s->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
     return s->root_fd < 0 ? -errno : 0;
 }
@@ -416,6 +417,8 @@ static int serve_one(struct rfs_session *ss)
     if (res.status == RFS_OK && h.op == RFS_OP_PWRITE && var >= RFS_ZEROCOPY_MIN &&
         ss->conn->transport->recv_to_file) {
         rc = pwrite_direct(ss, &r, &res);
+        if (rc == 0 && ss->server->rate)
+            rfs_rate_take(ss->server->rate, RFS_HDR_SIZE + h.len);
         return rc < 0 ? rc : send_reply(ss, h.op, h.tag, &res);
     }
     if (var > 0) {
@@ -434,6 +437,8 @@ static int serve_one(struct rfs_session *ss)
                 rfs_status_str(res.status));
     if (res.status != RFS_OK)
         res.data_len = 0;
+    if (ss->server->rate)
+        rfs_rate_take(ss->server->rate, RFS_HDR_SIZE + h.len + res.data_len);
     return send_reply(ss, h.op, h.tag, &res);
 }
 

@@ -2,17 +2,30 @@
  * The request engine of rfsd: serves rfs protocol requests on one
  * connection against files under an export root. One call of
  * rfs_serve_connection per connection, each in its own thread; the engine
- * itself keeps no shared mutable state. No MPI here.
+ * itself keeps no shared mutable state but the optional rate limit. No MPI here.
  */
 #ifndef RFS_SERVER_H_INCLUDED
 #define RFS_SERVER_H_INCLUDED
 
+#include <pthread.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "net/net.h"
 
+/* A link of limited bandwidth, shared by all connections (--rate-limit). */
+struct rfs_rate {
+    pthread_mutex_t mu;
+    double bytes_per_s;
+    double busy_until;          /* when the bytes taken so far have crossed */
+};
+void rfs_rate_init(struct rfs_rate *r, double bytes_per_s);
+/* Blocks until `bytes` more have crossed the link. */
+void rfs_rate_take(struct rfs_rate *r, uint64_t bytes);
+
 struct rfs_server {
     int root_fd;                /* O_PATH directory of the export root */
+    struct rfs_rate *rate;      /* NULL: no limit */
 };
 
 /* 0 or a negative errno (root missing, not a directory, ...). */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MPI integration tests of the rfs: driver against live rfsd servers.
+# MPI integration tests of the rfs: and abt: drivers against live rfsd servers.
 #   run.sh PREFIX WORKDIR RESULTS
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +17,7 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -I"$here/../../adio" -o "$work/bin/rfs_cli
     "$here/rfs_clients.c" "$here/../../adio/proto/rfs_client.c" \
     "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/net/net_tcp.c" -lpthread \
     || { echo "cannot build rfs_clients"; FAILED=$((FAILED + 1)); }
-for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace; do
+for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace abt_basic abt_faults; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -51,6 +51,35 @@ else
     FAILED=$((FAILED + 1))
     echo "  FAIL rfs_contig.libmpich (cannot build a libmpich.so.12 program)"
 fi
+
+echo "integration tests (abt: over rfs:, ufs: and an unprefixed name)"
+mkdir -p "$root/abt" "$root/abt-contig" "$root/abt-noncontig" "$work/stage" "$work/ufs-abt" "$work/plain-abt"
+run_case "abt_basic.rfs.np4" 300 $mpiexec -n 4 "$work/bin/abt_basic" \
+    "abt:rfs:127.0.0.1:$main_port:/abt/" "$work/stage"
+run_case "abt_basic.ufs.np3" 300 $mpiexec -n 3 "$work/bin/abt_basic" "abt:ufs:$work/ufs-abt/" \
+    "$work/stage"
+run_case "abt_basic.unprefixed.np2" 300 $mpiexec -n 2 "$work/bin/abt_basic" \
+    "abt:$work/plain-abt/" "$work/stage"
+# the rfs: tests, stacked under abt:
+run_case "abt_rfs_contig.np4" 120 $mpiexec -n 4 "$work/bin/rfs_contig" \
+    "abt:rfs:127.0.0.1:$main_port:/abt-contig/f" "$root/abt-contig"
+run_case "abt_rfs_noncontig.np4" 120 $mpiexec -n 4 "$work/bin/rfs_noncontig" \
+    "abt:rfs:127.0.0.1:$main_port:/abt-noncontig/" "$root/abt-noncontig"
+# The stage directory full: a 256 KiB tmpfs in a private mount namespace.
+full=$work/full-stage
+mkdir -p "$full" "$work/ufs-full"
+if unshare -m sh -c "mount -t tmpfs -o size=256k tmpfs '$full'" 2>/dev/null; then
+    run_case "abt_basic.stage_full.np2" 300 unshare -m sh -c \
+        'mount -t tmpfs -o size=256k tmpfs "$0" && exec "$@"' "$full" \
+        $mpiexec -n 2 "$work/bin/abt_basic" "abt:ufs:$work/ufs-full/" "$full"
+else
+    SKIPPED=$((SKIPPED + 1))
+    echo "  SKIP abt_basic.stage_full (cannot mount a small tmpfs here)"
+fi
+# The inner server killed while the drain runs (a 4 MB/s link: seconds of work).
+start_rfsd "$work/slow-root" "$work" slow --rate-limit 4 || exit 1
+run_case "abt_faults.server_killed" 120 $mpiexec -n 1 "$work/bin/abt_faults" \
+    "abt:rfs:127.0.0.1:$RFSD_PORT:/f" "$RFSD_PID"
 
 ln -s /etc "$root/escape"
 echo existing > "$root/existing"

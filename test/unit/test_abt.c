@@ -166,6 +166,7 @@ static void test_foreground_staging(void **state)
     struct abt_stats st;
     run_random(f, config(32 << 10, 128 << 10, f->stage), &st);
     assert_true(st.bytes_staged_fg > 0);
+    assert_false(st.stage_failed);
     assert_true(st.peak_memory <= 128 << 10);
 }
 
@@ -187,6 +188,40 @@ static void test_zero_memory(void **state)
     struct abt_stats st;
     run_random(f, config(1 << 20, 0, NULL), &st);
     assert_int_equal(st.bytes_buffered, 0);
+}
+
+/* Two files served by the one drain thread, written alternately, the
+ * second one destroyed (and the thread kept for the first) midway. */
+static void test_two_files(void **state)
+{
+    struct fixture *f = *state;
+    char other[160];
+    snprintf(other, sizeof other, "%s/other", f->dir);
+    int fd = open(other, O_CREAT | O_WRONLY, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    struct abt_config cfg = config(64 << 10, 256 << 10, NULL);
+    struct abt_engine *a, *b;
+    assert_int_equal(abt_engine_create(&a, &cfg, faulty_sink(f->path, -1, 50)), 0);
+    assert_int_equal(abt_engine_create(&b, &cfg, faulty_sink(other, -1, 50)), 0);
+    uint8_t buf[10000];
+    for (int i = 0; i < 200; i++) {
+        fill_random(buf, sizeof buf, (unsigned) i);
+        assert_int_equal(abt_write(a, (uint64_t) i * sizeof buf, buf, sizeof buf), 0);
+        memcpy(f->expect + i * sizeof buf, buf, sizeof buf);
+        if (i < 100)
+            assert_int_equal(abt_write(b, (uint64_t) i, buf, 1), 0);
+        if (i == 100)
+            abt_engine_destroy(b);
+    }
+    f->end = 200 * sizeof buf;
+    assert_int_equal(abt_flush(a), 0);
+    abt_engine_destroy(a);
+    check_file(f);
+    size_t len;
+    uint8_t *got = read_file(other, &len);
+    assert_int_equal(len, 100);
+    free(got);
 }
 
 static void test_failing_sink(void **state)
@@ -220,8 +255,9 @@ static void test_stage_full(void **state)
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
     struct abt_config cfg = config(16 << 10, 64 << 10, f->stage);
     struct abt_engine *e;
-    assert_int_equal(abt_engine_create(&e, &cfg, faulty_sink(f->path, -1, 200)), 0);
-    random_writes(e, f, 800, 64 << 10, 11);
+    /* the drain (16 MB/s) far slower than staging: the cache file fills */
+    assert_int_equal(abt_engine_create(&e, &cfg, faulty_sink(f->path, -1, 1000)), 0);
+    random_writes(e, f, 300, 64 << 10, 11);
     assert_int_equal(abt_flush(e), 0);
     struct abt_stats st;
     abt_get_stats(e, &st);
@@ -230,7 +266,7 @@ static void test_stage_full(void **state)
     signal(SIGXFSZ, SIG_DFL);
     check_file(f);
     assert_true(st.bytes_staged_fg > 0);
-    assert_true(st.bytes_staged_fg < FILE_SPAN);
+    assert_true(st.stage_failed);
     assert_true(st.wait_seconds > 0);
 }
 
@@ -322,6 +358,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_foreground_staging, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cap_smaller_than_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zero_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failing_sink, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stage_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_staging, setup, teardown),

@@ -1,0 +1,76 @@
+/*
+ * The abt: driver: active buffering with threads over any other driver.
+ * abt:NAME opens NAME with the driver ROMIO picks for it (abt:rfs:h:p:/f,
+ * abt:ufs:/f, abt:/f) as a shadow ADIO file of that driver; writes are
+ * copied into the engine of adio/abt and drained in the background into
+ * a sink of the same file that needs no MPI (posix for ufs/nfs, an rfs
+ * connection of its own for rfs), or, for other drivers, drained through
+ * the inner driver on the application thread. Everything else is
+ * forwarded to the inner driver after the pending writes it could see are
+ * drained. See docs/abt.md.
+ *
+ * Every data path of ROMIO ends in this driver's ReadContig/WriteContig
+ * (the table uses ROMIO's fd-agnostic generic strided and collective
+ * code), so buffering and read-after-write are handled there alone.
+ */
+#ifndef AD_ABT_H_INCLUDED
+#define AD_ABT_H_INCLUDED
+
+#include "adio.h"
+#include "abt/abt.h"
+
+#define ADIOI_ABT_DEFAULT_BUFFER   (4ull << 20)
+#define ADIOI_ABT_DEFAULT_MEMORY   (64ull << 20)
+#define ADIOI_ABT_DEFAULT_GAP      0.05      /* seconds between calls of one output */
+/* Set: every close prints the file's buffering statistics (stderr). */
+#define ADIOI_ABT_STATS_ENV "ROMIO_ABT_STATS"
+
+typedef struct ADIOI_ABT_File {
+    ADIO_File inner;            /* the shadow file of the inner driver */
+    struct abt_engine *engine;  /* NULL when the file cannot be written */
+    int locks_held;             /* SetLock locks held: writes go through */
+    int defer_close;
+    int background;             /* the sink drains on abt's thread */
+    int print_stats;
+    char *stage_dir;
+} ADIOI_ABT_File;
+
+/* ad_abt_common.c */
+int ADIOI_ABT_Resolve_inner(const char *name, int *type, ADIOI_Fns **ops, const char **inner);
+void ADIOI_ABT_Sync_shadow(ADIO_File fd);
+int ADIOI_ABT_Buffering(ADIO_File fd);
+int ADIOI_ABT_Drain(ADIO_File fd, const char *myname);
+int ADIOI_ABT_Error(int rc, const char *myname, const char *filename);
+ADIO_Offset ADIOI_ABT_Position(ADIO_File fd, int file_ptr_type, ADIO_Offset offset);
+void ADIOI_ABT_Print_stats(const char *name, struct abt_engine *e);
+/* ad_abt_sink.c */
+int ADIOI_ABT_Open_sink(ADIO_File fd, struct abt_sink *sink);
+/* ad_abt_hints.c */
+void ADIOI_ABT_Get_config(ADIO_File fd, struct abt_config *cfg, ADIOI_ABT_File *a);
+/* ad_abt_close.c */
+void ADIOI_ABT_Finish_deferred(const char *name);
+
+void ADIOI_ABT_Open(ADIO_File fd, int *error_code);
+void ADIOI_ABT_Close(ADIO_File fd, int *error_code);
+void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                          int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                          int *error_code);
+void ADIOI_ABT_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                           int *error_code);
+void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                            int *error_code);
+void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                ADIO_Status *status, int *error_code);
+void ADIOI_ABT_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *error_code);
+void ADIOI_ABT_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
+void ADIOI_ABT_Flush(ADIO_File fd, int *error_code);
+void ADIOI_ABT_Delete(const char *filename, int *error_code);
+void ADIOI_ABT_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
+int ADIOI_ABT_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
+                      ADIO_Offset len);
+int ADIOI_ABT_Feature(ADIO_File fd, int flag);
+
+#endif /* AD_ABT_H_INCLUDED */

@@ -1,0 +1,101 @@
+/*
+ * What the abt: entry points share: finding the inner driver, keeping the
+ * shadow file of the inner driver in step with the user's file, draining
+ * before a call that must see the buffered writes, errors.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ad_abt.h"
+#include "adio_extern.h"
+
+/*
+ * The driver and the name the inner driver sees, as MPI_File_open would
+ * find them for `name`: a prefix decides without communication; an
+ * unprefixed name is looked at locally (MPI_COMM_SELF). abt over abt is
+ * refused: the second layer would only copy the data twice.
+ */
+int ADIOI_ABT_Resolve_inner(const char *name, int *type, ADIOI_Fns **ops, const char **inner)
+{
+    int err = MPI_SUCCESS;
+    ADIO_ResolveFileType(MPI_COMM_SELF, name, type, ops, &err);
+    if (err != MPI_SUCCESS)
+        return err;
+    if (*type == ADIO_ABT)
+        return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, "ADIOI_ABT_RESOLVE",
+                                    __LINE__, MPI_ERR_BAD_FILE, "**filename", "**filename %s",
+                                    "abt: cannot be stacked on abt:");
+    /* strip the inner prefix as MPI_File_open does (open.c: not a drive letter) */
+    const char *colon = strchr(name, ':');
+    *inner = colon > name + 1 ? colon + 1 : name;
+    return MPI_SUCCESS;
+}
+
+/*
+ * The shadow takes the user's file state (view, pointers, atomicity,
+ * hints) and keeps what belongs to the inner driver: its descriptor,
+ * private data, table and name.
+ */
+void ADIOI_ABT_Sync_shadow(ADIO_File fd)
+{
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    ADIO_File s = a->inner;
+    struct ADIOI_FileD own = *s;
+    *s = *fd;
+    s->fd_sys = own.fd_sys;
+    s->null_fd = own.null_fd;
+    s->fd_direct = own.fd_direct;
+    s->blksize = own.blksize;
+    s->fns = own.fns;
+    s->filename = own.filename;
+    s->file_system = own.file_system;
+    s->fs_ptr = own.fs_ptr;
+    s->shared_fp_fd = NULL;
+}
+
+/* Writes are buffered unless the file is atomic or a lock is held (the
+ * data must be in the file before the lock is released). */
+int ADIOI_ABT_Buffering(ADIO_File fd)
+{
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    return a->engine != NULL && !fd->atomicity && a->locks_held == 0;
+}
+
+/* Everything written so far into the inner file; an MPI error code. */
+int ADIOI_ABT_Drain(ADIO_File fd, const char *myname)
+{
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    if (a->engine == NULL)
+        return MPI_SUCCESS;
+    int rc = abt_flush(a->engine);
+    return rc ? ADIOI_ABT_Error(rc, myname, fd->filename) : MPI_SUCCESS;
+}
+
+/* A negative errno of the engine (possibly of a write drained long ago)
+ * in ROMIO's error classes: no space, quota, access, ..., else MPI_ERR_IO. */
+int ADIOI_ABT_Error(int rc, const char *myname, const char *filename)
+{
+    return ADIOI_Err_create_code(myname, filename, -rc);
+}
+
+ADIO_Offset ADIOI_ABT_Position(ADIO_File fd, int file_ptr_type, ADIO_Offset offset)
+{
+    return file_ptr_type == ADIO_EXPLICIT_OFFSET ? offset : fd->fp_ind;
+}
+
+void ADIOI_ABT_Print_stats(const char *name, struct abt_engine *e)
+{
+    struct abt_stats st;
+    abt_get_stats(e, &st);
+    double mb = 1e-6;
+    fprintf(stderr,
+            "abt stats: %s: %llu writes, %.1f MB buffered, %.1f MB staged in foreground, "
+            "%.1f MB in background, %.1f MB drained in %llu writes at %.1f MB/s, "
+            "peak memory %.1f MB, waited %.3f s%s\n", name, (unsigned long long) st.writes,
+            mb * (double) st.bytes_buffered, mb * (double) st.bytes_staged_fg,
+            mb * (double) st.bytes_staged_bg, mb * (double) st.bytes_drained,
+            (unsigned long long) st.sink_writes,
+            st.drain_seconds > 0 ? mb * (double) st.bytes_drained / st.drain_seconds : 0.0,
+            mb * (double) st.peak_memory, st.wait_seconds,
+            st.stage_failed ? " (the cache file filled up: staging stopped)" : "");
+}

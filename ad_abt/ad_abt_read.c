@@ -1,0 +1,29 @@
+/*
+ * ReadContig: a read that could see a write still in the buffers drains
+ * them first (read-after-write of one process, as MPI requires); any other
+ * read goes straight to the inner driver while the drain goes on.
+ */
+#include "ad_abt.h"
+
+void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                          int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                          int *error_code)
+{
+    static char myname[] = "ADIOI_ABT_READCONTIG";
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    MPI_Count size;
+    MPI_Type_size_x(datatype, &size);
+    ADIO_Offset len = (ADIO_Offset) size * count;
+    ADIO_Offset off = ADIOI_ABT_Position(fd, file_ptr_type, offset);
+
+    *error_code = MPI_SUCCESS;
+    if (a->engine && abt_overlaps(a->engine, (uint64_t) off, (uint64_t) len))
+        *error_code = ADIOI_ABT_Drain(fd, myname);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    ADIOI_ABT_Sync_shadow(fd);
+    ADIO_ReadContig(a->inner, buf, count, datatype, ADIO_EXPLICIT_OFFSET, off, status,
+                    error_code);
+    if (*error_code == MPI_SUCCESS && file_ptr_type == ADIO_INDIVIDUAL)
+        fd->fp_ind = fd->fp_sys_posn = off + len;
+}

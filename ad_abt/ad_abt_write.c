@@ -1,0 +1,81 @@
+/*
+ * WriteContig copies into the engine and returns; atomic mode and writes
+ * under a lock (shared file pointer, data sieving) go through the inner
+ * driver after everything before them. WriteStrided and WriteStridedColl
+ * are ROMIO's generic code between output-phase marks, which tell the
+ * engine when the application computes.
+ */
+#include "ad_abt.h"
+
+static void write_through(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                          ADIO_Offset off, ADIO_Status *status, int *error_code)
+{
+    static char myname[] = "ADIOI_ABT_WRITECONTIG";
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    *error_code = ADIOI_ABT_Drain(fd, myname);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    ADIOI_ABT_Sync_shadow(fd);
+    ADIO_WriteContig(a->inner, buf, count, datatype, ADIO_EXPLICIT_OFFSET, off, status,
+                     error_code);
+}
+
+void ADIOI_ABT_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                           int *error_code)
+{
+    static char myname[] = "ADIOI_ABT_WRITECONTIG";
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    MPI_Count size;
+    MPI_Type_size_x(datatype, &size);
+    ADIO_Offset len = (ADIO_Offset) size * count;
+    ADIO_Offset off = ADIOI_ABT_Position(fd, file_ptr_type, offset);
+
+    if (ADIOI_ABT_Buffering(fd)) {
+        abt_phase_begin(a->engine);
+        int rc = abt_write(a->engine, (uint64_t) off, buf, (uint64_t) len);
+        abt_phase_end(a->engine);
+        *error_code = rc ? ADIOI_ABT_Error(rc, myname, fd->filename) : MPI_SUCCESS;
+#ifdef HAVE_STATUS_SET_BYTES
+        if (*error_code == MPI_SUCCESS && status)
+            MPIR_Status_set_bytes(status, datatype, len);
+#endif
+    } else {
+        write_through(fd, buf, count, datatype, off, status, error_code);
+    }
+    if (*error_code == MPI_SUCCESS && file_ptr_type == ADIO_INDIVIDUAL)
+        fd->fp_ind = fd->fp_sys_posn = off + len;
+    fd->dirty_write = 1;
+}
+
+/* Piece by piece unless data sieving is asked for: the pieces are copied
+ * anyway, and sieving would read back what the buffers hold. */
+void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                            int *error_code)
+{
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    if (a->engine)
+        abt_phase_begin(a->engine);
+    if (fd->hints->ds_write == ADIOI_HINT_ENABLE)
+        ADIOI_GEN_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
+                               error_code);
+    else
+        ADIOI_GEN_WriteStrided_naive(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                     error_code);
+    if (a->engine)
+        abt_phase_end(a->engine);
+}
+
+void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                ADIO_Status *status, int *error_code)
+{
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    if (a->engine)
+        abt_phase_begin(a->engine);
+    ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
+                               error_code);
+    if (a->engine)
+        abt_phase_end(a->engine);
+}
