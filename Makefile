@@ -9,6 +9,7 @@
 #   make bench           rfs: throughput against a raw TCP stream, same run; then the
 #                        noncontiguous patterns: native vs data sieving vs ufs
 #   make bench-noncontig the noncontiguous patterns alone
+#   make bench-abt       the RFS paper's ABT experiment (periodic output, slow link)
 
 MPICH_VERSION := 4.0.2
 CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)
@@ -40,7 +41,7 @@ FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/%.o,$(1))
 
 .PHONY: all deps mpich rfsd unit check \
-        check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig clean distclean
+        check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt clean distclean
 .DEFAULT_GOAL := all
 all: mpich rfsd
 
@@ -98,6 +99,10 @@ demo: all
 bench: all
 	@bash test/bench/run.sh $(CURDIR)
 	@bash test/bench/noncontig.sh $(CURDIR)
+	@bash test/bench/abt.sh $(CURDIR)
+
+bench-abt: all
+	@bash test/bench/abt.sh $(CURDIR)
 
 bench-noncontig: all
 	@bash test/bench/noncontig.sh $(CURDIR)

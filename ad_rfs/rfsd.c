@@ -2,7 +2,7 @@
  * rfsd: the server of the rfs: driver (and, later, of rdma:'s stripes).
  *
  *   rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE]
- *        [--threads N] [--log-level error|warn|info|debug]
+ *        [--threads N] [--log-level error|warn|info|debug] [--rate-limit MB/s]
  *
  * Serves the files under DIR, one worker thread per connection, at most N
  * connections at once (more wait in the listen backlog). SIGTERM or SIGINT
@@ -62,7 +62,8 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE]\n"
-                 "            [--threads N] [--log-level error|warn|info|debug]\n");
+                 "            [--threads N] [--log-level error|warn|info|debug]\n"
+                 "            [--rate-limit MB/s]   (emulate a slow link: 1 MB = 10^6 bytes)\n");
 }
 
 static void *worker_main(void *arg)
@@ -233,16 +234,18 @@ int main(int argc, char **argv)
 {
     const char *root = NULL, *bind_addr = "127.0.0.1", *port = "0", *port_file = NULL;
     int threads = 64;
+    double rate_mb = 0;
     static const struct option opts[] = {
         { "root", required_argument, NULL, 'r' }, { "bind", required_argument, NULL, 'b' },
         { "port", required_argument, NULL, 'p' }, { "port-file", required_argument, NULL, 'f' },
         { "threads", required_argument, NULL, 't' },
+        { "rate-limit", required_argument, NULL, 'R' },
         { "log-level", required_argument, NULL, 'l' }, { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     int c, level;
     char *end;
-    while ((c = getopt_long(argc, argv, "r:b:p:f:t:l:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:b:p:f:t:l:R:h", opts, NULL)) != -1) {
         switch (c) {
         case 'r': root = optarg; break;
         case 'b': bind_addr = optarg; break;
@@ -252,6 +255,13 @@ int main(int argc, char **argv)
             threads = (int) strtol(optarg, &end, 10);
             if (*end || threads < 1 || threads > 4096) {
                 fprintf(stderr, "rfsd: --threads must be 1..4096\n");
+                return 2;
+            }
+            break;
+        case 'R':
+            rate_mb = strtod(optarg, &end);
+            if (*end || !(rate_mb > 0 && rate_mb < 1e9)) {
+                fprintf(stderr, "rfsd: --rate-limit must be a positive number of MB/s\n");
                 return 2;
             }
             break;
@@ -275,6 +285,11 @@ int main(int argc, char **argv)
     if (rc < 0) {
         rfs_log(RFS_LOG_ERROR, "export root %s: %s", root, strerror(-rc));
         return 1;
+    }
+    static struct rfs_rate rate;
+    if (rate_mb > 0) {
+        rfs_rate_init(&rate, rate_mb * 1e6);
+        g.server.rate = &rate;
     }
     int lfd, bound;
     if (pipe2(g.wake, O_CLOEXEC | O_NONBLOCK) < 0 || install_signals() < 0) {

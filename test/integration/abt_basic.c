@@ -146,7 +146,7 @@ static void test_small_memory(const char *base, const char *stage)
 /* A 2-D block decomposition written collectively through a subarray view. */
 static void test_collective_view(void)
 {
-    enum { N = 512 };
+    enum { N = 480 };           /* divisible by the dims of 1..4 processes */
     int dims[2] = { 0, 0 };
     MPI_Dims_create(nprocs, 2, dims);
     int sizes[2] = { N, N }, sub[2] = { N / dims[0], N / dims[1] };

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# make bench-abt: the RFS paper's ABT experiment on loopback. A periodic-
+# output program (abt_bench.c: 3-D Jacobi blocks, a computation phase, a
+# collective write of the snapshot) against rfsd limited to a slow link
+# (--rate-limit), for PEAK (testfs:, the data only crosses the local
+# interconnect, as the paper's peak), rfs: alone, and abt:rfs: with large
+# buffers and long computation, large buffers and short computation
+# (background staging), small buffers (foreground staging). Figures are
+# medians of REPS runs of each configuration, all in this run.
+#   abt.sh REPO [NP] [REPS] [LINK_MB_S]
+set -eu
+repo=$1
+np=${2:-4}
+reps=${3:-3}
+link=${4:-20}
+PREFIX=$repo/build/install
+. "$repo/test/lib.sh"
+work=$(mktemp -d "${TMPDIR:-/tmp}/abt-bench.XXXXXX")
+trap 'stop_all_rfsd; rm -rf "$work"' EXIT
+mkdir -p "$work/stage"
+
+"$PREFIX/bin/mpicc" -O2 -std=c11 -o "$work/abt_bench" "$repo/test/bench/abt_bench.c"
+start_rfsd "$work/root" "$work" slow --rate-limit "$link"
+srv="rfs:127.0.0.1:$RFSD_PORT:"
+n=64 snapshots=5 long=1.0 short=0.2
+# every process aggregates its share of the collective write
+coll="cb_config_list=*:* cb_nodes=$np"
+share=$(( 8 * n * n * n ))     # bytes of one process's block
+large="abt_max_memory=$(( 2 * share )) abt_buffer_size=$(( share / 4 )) abt_stage_dir=$work/stage"
+small="abt_max_memory=$(( share / 2 )) abt_buffer_size=$(( share / 8 )) abt_stage_dir=$work/stage"
+
+# one NAME FILE COMPUTE HINTS...: "visible_MBps total_s close_s compute_s staged_fg_MB staged_bg_MB"
+one() {
+    local file=$2 compute=$3
+    shift 3
+    ROMIO_ABT_STATS=1 $PREFIX/bin/mpiexec $MPIEXEC_FLAGS -n "$np" "$work/abt_bench" "$file" \
+        "$compute" "$snapshots" "$n" $coll "$@" > "$work/out" 2> "$work/err" \
+        || { tail -5 "$work/out" "$work/err" >&2; exit 1; }
+    awk 'FNR == NR && $1 == "visible_MBps" { v = $2; t = $8; c = $6; k = $10 }
+         FNR != NR && /^abt stats:/ {
+             for (i = 1; i <= NF; i++) {
+                 if ($(i) == "foreground,") fg += $(i - 4)
+                 if ($(i) == "background,") bg += $(i - 3)
+             }
+         }
+         END { printf "%s %s %s %s %.1f %.1f\n", v, t, c, k, fg, bg }' "$work/out" "$work/err"
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# run LABEL FILE COMPUTE HINTS...: median of each column over REPS runs
+run() {
+    local label=$1
+    shift
+    : > "$work/runs"
+    for r in $(seq 1 "$reps"); do
+        one "$label" "$1.$r" "${@:2}" >> "$work/runs"
+    done
+    local cols=""
+    for c in 1 2 3 4 5 6; do
+        cols="$cols $(cut -d' ' -f$c "$work/runs" | median)"
+    done
+    echo "$label$cols"
+}
+
+echo "ABT on loopback: $np processes, $snapshots snapshots of $(( np * share / 1000000 )) MB," \
+     "rfsd link $link MB/s, median of $reps runs"
+{
+    run PEAK "testfs:$work/peak" "$long"
+    run rfs "${srv}/rfs" "$long"
+    run abt-large-long "abt:${srv}/all" "$long" $large
+    run abt-large-short "abt:${srv}/als" "$short" $large
+    run abt-small-long "abt:${srv}/asl" "$long" $small
+} > "$work/table"
+peak_v=$(awk '$1 == "PEAK" { print $2 }' "$work/table")
+peak_c=$(awk '$1 == "PEAK" { print $5 }' "$work/table")
+printf '%-16s %12s %8s %9s %9s %10s %9s %11s %11s\n' config "visible MB/s" "of PEAK" "total s" \
+    "close s" "compute s" slowdown "staged fg" "staged bg"
+awk -v pv="$peak_v" -v pc="$peak_c" '{
+    printf "%-16s %12.1f %7.1f%% %9.2f %9.3f %10.4f %8.1f%% %8.1f MB %8.1f MB\n",
+           $1, $2, 100 * $2 / pv, $3, $4, $5, 100 * ($5 / pc - 1), $6, $7 }' "$work/table"
+echo "visible MB/s: snapshot bytes / time inside MPI_File_write_all (slowest process per call);"
+echo "close s: the final MPI_File_close, which drains what abt still holds; slowdown: mean"
+echo "computation phase against PEAK's (no I/O thread); staged: MB put in the cache file by"
+echo "the application (foreground) and by the drain thread (background), all processes."
