@@ -1,8 +1,8 @@
 # romio-drivers: ROMIO ADIO drivers for MPICH 4.0.2 (rfs: now; rdma: and abt: to come).
 #
 #   make                 install Debian packages, build the patched MPICH (cached) and rfsd
-#   make check           unit tests, integration tests, ROMIO test suite over rfs:
-#   make check-mpich-io  MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:)
+#   make check           unit tests, integration tests, ROMIO's and MPICH's I/O tests over rfs:
+#   make check-mpich-io  MPICH's test/mpi/io over rfs: alone (ROMIO_FSTYPE_FORCE=rfs:)
 #   make check-sanitize  unit and integration tests under ASan+UBSan, TSan and valgrind
 #   make check-fuzz      libFuzzer on the protocol decoders, FUZZ_SECONDS each (default 60)
 #   make demo            4 processes write and read a file through rfs: on loopback
@@ -78,8 +78,8 @@ unit: $(addprefix $(FOBJ)/,$(UNIT_TESTS) $(MPI_TESTS))
 check: all unit
 	@bash test/check.sh $(CURDIR) $(MPICH_DIR)
 
-# MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:); not yet all pass
-# (docs/testing.md), so it is not part of make check.
+# MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:) alone; make check
+# runs it too.
 check-mpich-io: all
 	@w=$$(mktemp -d); bash test/mpich-io/run.sh $(PREFIX) $(MPICH_DIR) $$w $$w/res; \
 	 read p f s < $$w/res; rm -rf $$w; echo "$$p passed, $$f failed, $$s skipped"; [ $$f -eq 0 ]

@@ -49,6 +49,7 @@ void ADIOI_RFS_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datat
                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                           int is_write, int *error_code);
 MPI_Offset ADIOI_RFS_Status_bytes(ADIO_Status *status, int error_code);
+int ADIOI_RFS_Coll_sync(ADIO_File fd, int *error_code);
 
 void ADIOI_RFS_Open(ADIO_File fd, int *error_code);
 void ADIOI_RFS_Close(ADIO_File fd, int *error_code);

@@ -219,3 +219,20 @@ MPI_Offset ADIOI_RFS_Status_bytes(ADIO_Status *status, int error_code)
     MPI_Get_elements_x(status, MPI_BYTE, &bytes);
     return bytes == MPI_UNDEFINED ? 0 : (MPI_Offset) bytes;
 }
+
+/*
+ * Entry of a blocking native collective: every process of the file gets
+ * here before any goes on. ROMIO's ordered calls (read_ord.c,
+ * write_ord.c) pass a token so that each process moves the shared file
+ * pointer in rank order, then call the collective; seek_shared and
+ * set_view store the new pointer before their barrier. Both count on the
+ * collective to synchronise, as ROMIO's own does (it Allgathers the
+ * offsets first). Without that, rank 0 leaves write_ordered and stores 0
+ * while a later rank has still to add its share, which then lands on top
+ * (MPICH io/rdwrzero, setinfo). An error keeps the barrier's class.
+ */
+int ADIOI_RFS_Coll_sync(ADIO_File fd, int *error_code)
+{
+    *error_code = MPI_Barrier(fd->comm);
+    return *error_code;
+}

@@ -6,6 +6,16 @@
  */
 #include "ad_rfs.h"
 
+/* The native collective: this process's own request, nothing shared. */
+static void read_native(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                        int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                        int *error_code)
+{
+    /* with romio_no_indep_rw only aggregators have opened the file */
+    ADIOI_TEST_DEFERRED(fd, "ADIOI_RFS_READSTRIDEDCOLL", error_code);
+    ADIO_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status, error_code);
+}
+
 void ADIOI_RFS_ReadStridedColl(ADIO_File fd, void *buf, int count,
                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                 ADIO_Status *status, int *error_code)
@@ -15,11 +25,15 @@ void ADIOI_RFS_ReadStridedColl(ADIO_File fd, void *buf, int count,
                                    error_code);
         return;
     }
-    /* with romio_no_indep_rw only aggregators have opened the file */
-    ADIOI_TEST_DEFERRED(fd, "ADIOI_RFS_READSTRIDEDCOLL", error_code);
-    ADIO_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status, error_code);
+    /* read_ordered comes here once its process has moved the shared
+     * pointer (ADIOI_RFS_Coll_sync says why everyone must have) */
+    if (ADIOI_RFS_Coll_sync(fd, error_code) != MPI_SUCCESS)
+        return;
+    read_native(fd, buf, count, datatype, file_ptr_type, offset, status, error_code);
 }
 
+/* No ordered call is nonblocking, and a nonblocking start must not wait
+ * for the other processes: no synchronisation here. */
 void ADIOI_RFS_IreadStridedColl(ADIO_File fd, void *buf, int count,
                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                  MPI_Request *request, int *error_code)
@@ -30,8 +44,7 @@ void ADIOI_RFS_IreadStridedColl(ADIO_File fd, void *buf, int count,
         return;
     }
     ADIO_Status status;
-    ADIOI_RFS_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, &status,
-                               error_code);
+    read_native(fd, buf, count, datatype, file_ptr_type, offset, &status, error_code);
     MPIO_Completed_request_create(&fd, ADIOI_RFS_Status_bytes(&status, *error_code),
                                   error_code, request);
 }

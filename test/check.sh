@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make check: unit tests, MPI integration tests, ROMIO's test suite over
-# rfs:, abt:rfs: and abt:ufs:. Ends with one line "N passed, N failed, N skipped".
+# rfs:, abt:rfs: and abt:ufs:, MPICH's test/mpi/io over rfs:. Ends with one
+# line "N passed, N failed, N skipped".
 set -u
 repo=$1
 mpich_dir=$2
@@ -13,11 +14,12 @@ bash "$repo/test/run-unit.sh" "$repo/build/obj/plain" "$work/unit.res" test_prot
 bash "$repo/test/integration/run.sh" "$prefix" "$work/integration" "$work/integration.res"
 bash "$repo/test/romio/run.sh" "$prefix" "$mpich_dir" "$work/romio" "$work/romio.res" \
     rfs abt-rfs abt-ufs
+bash "$repo/test/mpich-io/run.sh" "$prefix" "$mpich_dir" "$work/mpich-io" "$work/mpich-io.res"
 
 total_p=0 total_f=0 total_s=0
 echo
 echo "summary"
-for suite in unit integration romio; do
+for suite in unit integration romio mpich-io; do
     if [ -s "$work/$suite.res" ]; then
         read -r p f s < "$work/$suite.res"
     else

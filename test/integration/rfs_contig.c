@@ -1,7 +1,8 @@
 /*
  * Contiguous I/O through rfs: with 1-4 processes: explicit offsets,
  * individual file pointers, nonblocking calls, size, resize, preallocate,
- * hints, and the file as it sits in the server's root.
+ * hints, ordered calls and the shared pointer, and the file as it sits in
+ * the server's root.
  *
  *   rfs_contig rfs:HOST:PORT:/PATH SERVER_ROOT
  */
@@ -133,6 +134,21 @@ int main(int argc, char **argv)
                             MPI_INFO_NULL, &fh));
     CHECK_MPI(MPI_File_get_position(fh, &pos));
     CHECK(pos == 5000, "append position %lld", (long long) pos);
+    CHECK_MPI(MPI_File_close(&fh));
+
+    /* ordered calls: every process's share of the shared pointer is in
+     * before any returns, so seek_shared's 0 is not overwritten late and
+     * read_ordered reads what write_ordered wrote */
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    CHECK_MPI(MPI_File_write_ordered(fh, &rank, 1, MPI_INT, &st));
+    CHECK_MPI(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+    int got = -1;
+    CHECK_MPI(MPI_File_read_ordered(fh, &got, 1, MPI_INT, &st));
+    CHECK(got == rank, "rank %d: read_ordered after seek_shared read %d", rank, got);
+    CHECK_MPI(MPI_File_get_position_shared(fh, &pos));
+    CHECK(pos == (MPI_Offset) (nprocs * sizeof(int)), "shared position %lld after read_ordered",
+          (long long) pos);
     CHECK_MPI(MPI_File_close(&fh));
 
     MPI_Barrier(MPI_COMM_WORLD);

@@ -4,7 +4,8 @@
 # ROMIO_FSTYPE_FORCE=rfs: and ROMIO_RFS_SERVER pointing at a live rfsd:
 # their hard-coded relative file names go to the server's export root.
 # The process counts and arguments are those of the suite's testlist.
-# Pass = exit 0 and " No Errors".
+# Pass = exit 0 and " No Errors". A test named in ./skip (with the reason
+# it cannot pass over any remote file system) is counted as skipped.
 #   run.sh PREFIX MPICH_DIR WORKDIR RESULTS
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,6 +41,12 @@ start_rfsd "$root" "$work" mpich-io || exit 1
 echo "MPICH test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:, server 127.0.0.1:$RFSD_PORT)"
 while read -r name np rest; do
     case "$name" in ''|'#'*) continue ;; esac
+    why=$(awk -v n="$name" '$1 == n { $1 = ""; sub(/^ /, ""); print; exit }' "$here/skip")
+    if [ -n "$why" ]; then
+        SKIPPED=$((SKIPPED + 1))
+        echo "  SKIP mpich-io.$name: $why"
+        continue
+    fi
     args=""
     for kv in $rest; do
         case $kv in arg=*) args="$args ${kv#arg=}" ;; esac
