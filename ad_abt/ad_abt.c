@@ -1,8 +1,9 @@
 /*
  * The abt: driver's ADIO function table. Only the calls that touch data or
- * file state are ours; strided, collective and nonblocking calls are
- * ROMIO's generic code, which comes back through our contig calls and our
- * SetLock (romio-integration.md section 7, the funnel property).
+ * file state are ours; strided and collective writes and the nonblocking
+ * calls are ROMIO's generic code, which comes back through our contig
+ * calls and our SetLock (romio-integration.md section 7, the funnel
+ * property). Strided and collective reads are the inner driver's own.
  */
 #include "ad_abt.h"
 
@@ -11,12 +12,12 @@ struct ADIOI_Fns_struct ADIO_ABT_operations = {
     ADIOI_GEN_OpenColl,             /* OpenColl */
     ADIOI_ABT_ReadContig,           /* ReadContig */
     ADIOI_ABT_WriteContig,          /* WriteContig */
-    ADIOI_GEN_ReadStridedColl,      /* ReadStridedColl */
+    ADIOI_ABT_ReadStridedColl,      /* ReadStridedColl */
     ADIOI_ABT_WriteStridedColl,     /* WriteStridedColl */
     ADIOI_GEN_SeekIndividual,       /* SeekIndividual */
     ADIOI_ABT_Fcntl,                /* Fcntl */
     ADIOI_ABT_SetInfo,              /* SetInfo */
-    ADIOI_GEN_ReadStrided,          /* ReadStrided */
+    ADIOI_ABT_ReadStrided,          /* ReadStrided */
     ADIOI_ABT_WriteStrided,         /* WriteStrided */
     ADIOI_ABT_Close,                /* Close */
     ADIOI_FAKE_IreadContig,         /* IreadContig */

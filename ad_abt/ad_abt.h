@@ -9,9 +9,10 @@
  * forwarded to the inner driver after the pending writes it could see are
  * drained. See docs/abt.md.
  *
- * Every data path of ROMIO ends in this driver's ReadContig/WriteContig
- * (the table uses ROMIO's fd-agnostic generic strided and collective
- * code), so buffering and read-after-write are handled there alone.
+ * Every write path of ROMIO ends in this driver's WriteContig (the table
+ * uses ROMIO's fd-agnostic generic strided and collective write code), so
+ * buffering is handled there alone; reads drain what they could see and
+ * then are the inner driver's.
  */
 #ifndef AD_ABT_H_INCLUDED
 #define AD_ABT_H_INCLUDED
@@ -58,6 +59,12 @@ void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datat
 void ADIOI_ABT_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int *error_code);
+void ADIOI_ABT_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                           int *error_code);
+void ADIOI_ABT_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                               int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                               int *error_code);
 void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
                             int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                             int *error_code);

@@ -27,3 +27,54 @@ void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datat
     if (*error_code == MPI_SUCCESS && file_ptr_type == ADIO_INDIVIDUAL)
         fd->fp_ind = fd->fp_sys_posn = off + len;
 }
+
+/*
+ * Strided and collective reads go to the inner driver itself (rfs: reads
+ * through its shipped view, natively), after this process's buffered
+ * writes are drained, so they see them; the shadow's file pointer comes
+ * back to the user's file.
+ */
+static int drain_for_read(ADIO_File fd, const char *myname)
+{
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    if (a->engine == NULL || abt_pending_end(a->engine) == 0)
+        return MPI_SUCCESS;
+    return ADIOI_ABT_Drain(fd, myname);
+}
+
+static void take_pointers(ADIO_File fd)
+{
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    fd->fp_ind = a->inner->fp_ind;
+    fd->fp_sys_posn = a->inner->fp_sys_posn;
+}
+
+void ADIOI_ABT_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                           int *error_code)
+{
+    static char myname[] = "ADIOI_ABT_READSTRIDED";
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    *error_code = drain_for_read(fd, myname);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    ADIOI_ABT_Sync_shadow(fd);
+    a->inner->fns->ADIOI_xxx_ReadStrided(a->inner, buf, count, datatype, file_ptr_type,
+                                         offset, status, error_code);
+    take_pointers(fd);
+}
+
+void ADIOI_ABT_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                               int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                               int *error_code)
+{
+    static char myname[] = "ADIOI_ABT_READSTRIDEDCOLL";
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    *error_code = drain_for_read(fd, myname);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    ADIOI_ABT_Sync_shadow(fd);
+    a->inner->fns->ADIOI_xxx_ReadStridedColl(a->inner, buf, count, datatype, file_ptr_type,
+                                             offset, status, error_code);
+    take_pointers(fd);
+}

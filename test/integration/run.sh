@@ -62,7 +62,7 @@ run_case "abt_basic.unprefixed.np2" 300 $mpiexec -n 2 "$work/bin/abt_basic" \
     "abt:$work/plain-abt/" "$work/stage"
 # the rfs: tests, stacked under abt:
 run_case "abt_rfs_contig.np4" 120 $mpiexec -n 4 "$work/bin/rfs_contig" \
-    "abt:rfs:127.0.0.1:$main_port:/abt-contig/f" "$root/abt-contig"
+    "abt:rfs:127.0.0.1:$main_port:/abt-contig/f" "$root"
 run_case "abt_rfs_noncontig.np4" 120 $mpiexec -n 4 "$work/bin/rfs_noncontig" \
     "abt:rfs:127.0.0.1:$main_port:/abt-noncontig/" "$root/abt-noncontig"
 # The stage directory full: a 256 KiB tmpfs in a private mount namespace.
