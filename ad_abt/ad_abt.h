@@ -42,7 +42,8 @@ void ADIOI_ABT_Sync_shadow(ADIO_File fd);
 int ADIOI_ABT_Buffering(ADIO_File fd);
 int ADIOI_ABT_Drain(ADIO_File fd, const char *myname);
 int ADIOI_ABT_Error(int rc, const char *myname, const char *filename);
-ADIO_Offset ADIOI_ABT_Position(ADIO_File fd, int file_ptr_type, ADIO_Offset offset);
+ADIO_Offset ADIOI_ABT_Extent(ADIO_File fd, int count, MPI_Datatype datatype, int file_ptr_type,
+                             ADIO_Offset offset, ADIO_Offset *start);
 void ADIOI_ABT_Print_stats(const char *name, struct abt_engine *e);
 /* ad_abt_sink.c */
 int ADIOI_ABT_Open_sink(ADIO_File fd, struct abt_sink *sink);

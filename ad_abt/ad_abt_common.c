@@ -78,9 +78,14 @@ int ADIOI_ABT_Error(int rc, const char *myname, const char *filename)
     return ADIOI_Err_create_code(myname, filename, -rc);
 }
 
-ADIO_Offset ADIOI_ABT_Position(ADIO_File fd, int file_ptr_type, ADIO_Offset offset)
+/* The bytes of a contiguous access and where it starts in the file. */
+ADIO_Offset ADIOI_ABT_Extent(ADIO_File fd, int count, MPI_Datatype datatype, int file_ptr_type,
+                             ADIO_Offset offset, ADIO_Offset *start)
 {
-    return file_ptr_type == ADIO_EXPLICIT_OFFSET ? offset : fd->fp_ind;
+    MPI_Count size;
+    MPI_Type_size_x(datatype, &size);
+    *start = file_ptr_type == ADIO_EXPLICIT_OFFSET ? offset : fd->fp_ind;
+    return (ADIO_Offset) size * count;
 }
 
 void ADIOI_ABT_Print_stats(const char *name, struct abt_engine *e)

@@ -17,12 +17,18 @@ static const char *default_stage_dir(void)
     return tmp && *tmp ? tmp : "/tmp";
 }
 
+/* value holds MPI_MAX_INFO_VAL + 1 bytes; 0 when the key is not set */
+static int info_value(ADIO_File fd, const char *key, char *value)
+{
+    int flag = 0;
+    ADIOI_Info_get(fd->info, key, MPI_MAX_INFO_VAL, value, &flag);
+    return flag;
+}
+
 static void install_default(ADIO_File fd, const char *key, const char *value)
 {
     char old[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
-    ADIOI_Info_get(fd->info, key, MPI_MAX_INFO_VAL, old, &flag);
-    if (!flag)
+    if (!info_value(fd, key, old))
         ADIOI_Info_set(fd->info, key, value);
 }
 
@@ -126,35 +132,28 @@ void ADIOI_ABT_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 static uint64_t info_bytes(ADIO_File fd, const char *key)
 {
     char value[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
     uint64_t n = 0;
-    ADIOI_Info_get(fd->info, key, MPI_MAX_INFO_VAL, value, &flag);
-    return flag && parse_bytes(value, &n) == 0 ? n : 0;
+    return info_value(fd, key, value) && parse_bytes(value, &n) == 0 ? n : 0;
 }
 
 static double info_seconds(ADIO_File fd, const char *key)
 {
     char value[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
     double d = 0;
-    ADIOI_Info_get(fd->info, key, MPI_MAX_INFO_VAL, value, &flag);
-    return flag && parse_seconds(value, &d) == 0 ? d : 0;
+    return info_value(fd, key, value) && parse_seconds(value, &d) == 0 ? d : 0;
 }
 
 static int info_enabled(ADIO_File fd, const char *key)
 {
     char value[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
-    ADIOI_Info_get(fd->info, key, MPI_MAX_INFO_VAL, value, &flag);
-    return flag && strcmp(value, "enable") == 0;
+    return info_value(fd, key, value) && strcmp(value, "enable") == 0;
 }
 
 /* The engine's configuration from the hints SetInfo installed. */
 void ADIOI_ABT_Get_config(ADIO_File fd, struct abt_config *cfg, ADIOI_ABT_File *a)
 {
     char dir[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
-    ADIOI_Info_get(fd->info, "abt_stage_dir", MPI_MAX_INFO_VAL, dir, &flag);
+    int flag = info_value(fd, "abt_stage_dir", dir);
     a->stage_dir = flag && strcmp(dir, "none") != 0 ? strdup(dir) : NULL;
     a->defer_close = info_enabled(fd, "abt_defer_close");
     a->print_stats = info_enabled(fd, "abt_stats") || getenv(ADIOI_ABT_STATS_ENV) != NULL;

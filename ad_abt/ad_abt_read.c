@@ -11,10 +11,8 @@ void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datat
 {
     static char myname[] = "ADIOI_ABT_READCONTIG";
     ADIOI_ABT_File *a = fd->fs_ptr;
-    MPI_Count size;
-    MPI_Type_size_x(datatype, &size);
-    ADIO_Offset len = (ADIO_Offset) size * count;
-    ADIO_Offset off = ADIOI_ABT_Position(fd, file_ptr_type, offset);
+    ADIO_Offset off;
+    ADIO_Offset len = ADIOI_ABT_Extent(fd, count, datatype, file_ptr_type, offset, &off);
 
     *error_code = MPI_SUCCESS;
     if (a->engine && abt_overlaps(a->engine, (uint64_t) off, (uint64_t) len))

@@ -26,10 +26,8 @@ void ADIOI_ABT_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatyp
 {
     static char myname[] = "ADIOI_ABT_WRITECONTIG";
     ADIOI_ABT_File *a = fd->fs_ptr;
-    MPI_Count size;
-    MPI_Type_size_x(datatype, &size);
-    ADIO_Offset len = (ADIO_Offset) size * count;
-    ADIO_Offset off = ADIOI_ABT_Position(fd, file_ptr_type, offset);
+    ADIO_Offset off;
+    ADIO_Offset len = ADIOI_ABT_Extent(fd, count, datatype, file_ptr_type, offset, &off);
 
     if (ADIOI_ABT_Buffering(fd)) {
         abt_phase_begin(a->engine);
