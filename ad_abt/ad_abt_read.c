@@ -29,8 +29,7 @@ void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datat
 /*
  * Strided and collective reads go to the inner driver itself (rfs: reads
  * through its shipped view, natively), after this process's buffered
- * writes are drained, so they see them; the shadow's file pointer comes
- * back to the user's file.
+ * writes are drained, so they see them.
  */
 static int drain_for_read(ADIO_File fd, const char *myname)
 {
@@ -40,9 +39,20 @@ static int drain_for_read(ADIO_File fd, const char *myname)
     return ADIOI_ABT_Drain(fd, myname);
 }
 
-static void take_pointers(ADIO_File fd)
+/* The inner driver's strided (or collective) read; the shadow's file
+ * pointer comes back to the user's file. */
+static void read_inner(ADIO_File fd, int collective, void *buf, int count,
+                       MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                       ADIO_Status *status, int *error_code, const char *myname)
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
+    *error_code = drain_for_read(fd, myname);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    ADIOI_ABT_Sync_shadow(fd);
+    ADIOI_Fns *inner = a->inner->fns;
+    (collective ? inner->ADIOI_xxx_ReadStridedColl : inner->ADIOI_xxx_ReadStrided)
+        (a->inner, buf, count, datatype, file_ptr_type, offset, status, error_code);
     fd->fp_ind = a->inner->fp_ind;
     fd->fp_sys_posn = a->inner->fp_sys_posn;
 }
@@ -51,28 +61,14 @@ void ADIOI_ABT_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype data
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int *error_code)
 {
-    static char myname[] = "ADIOI_ABT_READSTRIDED";
-    ADIOI_ABT_File *a = fd->fs_ptr;
-    *error_code = drain_for_read(fd, myname);
-    if (*error_code != MPI_SUCCESS)
-        return;
-    ADIOI_ABT_Sync_shadow(fd);
-    a->inner->fns->ADIOI_xxx_ReadStrided(a->inner, buf, count, datatype, file_ptr_type,
-                                         offset, status, error_code);
-    take_pointers(fd);
+    read_inner(fd, 0, buf, count, datatype, file_ptr_type, offset, status, error_code,
+               "ADIOI_ABT_READSTRIDED");
 }
 
 void ADIOI_ABT_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                                int *error_code)
 {
-    static char myname[] = "ADIOI_ABT_READSTRIDEDCOLL";
-    ADIOI_ABT_File *a = fd->fs_ptr;
-    *error_code = drain_for_read(fd, myname);
-    if (*error_code != MPI_SUCCESS)
-        return;
-    ADIOI_ABT_Sync_shadow(fd);
-    a->inner->fns->ADIOI_xxx_ReadStridedColl(a->inner, buf, count, datatype, file_ptr_type,
-                                             offset, status, error_code);
-    take_pointers(fd);
+    read_inner(fd, 1, buf, count, datatype, file_ptr_type, offset, status, error_code,
+               "ADIOI_ABT_READSTRIDEDCOLL");
 }

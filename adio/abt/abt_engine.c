@@ -214,14 +214,10 @@ static int stage_buffer(struct abt_engine *e, struct abt_buf *b)
  * of x bytes over the computation phase, one buffer before each drain). */
 static void maybe_stage(struct abt_engine *e)
 {
-    if (!e->have_stage || e->stage.failed)
+    if (!e->have_stage || e->stage.failed || e->phases.depth > 0)
         return;
-    double now = abt_now();
-    double left = e->cfg.compute_interval > 0 ? e->cfg.compute_interval : -1;
-    if (e->phases.depth > 0)
-        return;
-    if (left < 0)
-        left = abt_phases_time_left(&e->phases, now);
+    double left = e->cfg.compute_interval > 0 ? e->cfg.compute_interval
+                                              : abt_phases_time_left(&e->phases, abt_now());
     uint64_t next = e->cfg.output_size ? e->cfg.output_size : e->phases.bytes;
     if (left < 0 || next == 0)
         return;
