@@ -427,3 +427,69 @@ int rfs_vwrite(struct rfs_client *c, uint32_t handle, const void *buf, uint64_t 
     uint64_t done;
     return transfer(c, RFS_OP_VWRITE, handle, (char *) buf, len, pos, &done);
 }
+
+int rfs_set_layout(struct rfs_client *c, uint32_t handle, uint32_t index, uint32_t factor,
+                   uint64_t unit, uint64_t base)
+{
+    struct rfs_call k = { .op = RFS_OP_LAYOUT,
+                          .req = { .handle = handle, .flags = index, .aux = factor,
+                                   .offset = base, .length = unit } };
+    return call(c, &k);
+}
+
+int rfs_send(struct rfs_client *c, uint16_t op, const struct rfs_req *req,
+             const struct iovec *data, int ndata, struct rfs_inflight *out)
+{
+    struct rfs_frame view_frame, frame;
+    struct iovec few[16], *iov = few;
+    uint64_t var = 0;
+    int n = 0;
+    if (c->broken)
+        return -ENOTCONN;
+    if (c->open_pending || c->unread_replies)
+        return -EBUSY;
+    if (ndata + 5 > (int) (sizeof few / sizeof few[0])) {
+        iov = malloc((size_t) (ndata + 5) * sizeof *iov);
+        if (!iov)
+            return -ENOMEM;
+    }
+    out->op = op;
+    out->view_tag = 0;
+    if (c->view_pending) {
+        frame_build(c, RFS_OP_SETVIEW, &c->view_req, c->view_len, &view_frame);
+        n = add_frame(iov, n, &view_frame, c->view_buf, c->view_len);
+        out->view_tag = view_frame.tag;
+        c->view_pending = 0;
+    }
+    for (int i = 0; i < ndata; i++)
+        var += data[i].iov_len;
+    frame_build(c, op, req, var, &frame);
+    out->tag = frame.tag;
+    n = add_frame(iov, n, &frame, NULL, 0);
+    for (int i = 0; i < ndata; i++)
+        if (data[i].iov_len)
+            iov[n++] = data[i];
+    int rc = net_writev(c->conn, iov, n);
+    if (iov != few)
+        free(iov);
+    return rc < 0 ? fail(c, rc) : 0;
+}
+
+int rfs_recv(struct rfs_client *c, const struct rfs_inflight *p, void *in, uint64_t in_max,
+             struct rfs_rep *rep, uint64_t *in_len)
+{
+    int view_status = RFS_OK;
+    if (c->broken)
+        return -ENOTCONN;
+    if (p->view_tag) {
+        struct rfs_rep vrep;
+        uint64_t ignored;
+        view_status = recv_reply(c, RFS_OP_SETVIEW, p->view_tag, NULL, 0, &vrep, &ignored);
+        if (view_status < 0)
+            return view_status;
+        if (view_status != RFS_OK)
+            c->view_len = 0;            /* not the server's view: send it again next time */
+    }
+    int rc = recv_reply(c, p->op, p->tag, in, in_max, rep, in_len);
+    return view_status != RFS_OK && rc >= 0 ? view_status : rc;
+}

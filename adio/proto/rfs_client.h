@@ -14,6 +14,7 @@
 #define RFS_CLIENT_H_INCLUDED
 
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "net/net.h"
 #include "proto/rfs_proto.h"
@@ -86,6 +87,34 @@ int rfs_vwrite(struct rfs_client *c, uint32_t handle, const void *buf, uint64_t 
 /* kind: RFS_LOCK_READ/WRITE/UNLOCK; len 0 means to the end of the file. */
 int rfs_lock(struct rfs_client *c, uint32_t handle, uint32_t kind, uint64_t offset,
              uint64_t len, int wait);
+
+/*
+ * The handle is object `index` of a file striped over `factor` objects,
+ * `unit` bytes per stripe, its data from object offset `base` on: VREAD
+ * and VWRITE then move only this object's share of the view's window.
+ */
+int rfs_set_layout(struct rfs_client *c, uint32_t handle, uint32_t index, uint32_t factor,
+                   uint64_t unit, uint64_t base);
+
+/*
+ * Requests in flight on one connection: rfs_send sends a request (its
+ * variable part gathered from `data`) without waiting, rfs_recv reads the
+ * reply of the oldest one sent; replies come in the order of the requests.
+ * A view queued by rfs_set_view goes in front of the request and a
+ * refusal of it is that request's status. Not to be mixed with a deferred
+ * OPEN or CLOSE (-EBUSY).
+ */
+struct rfs_inflight {
+    uint16_t op;
+    uint32_t tag;
+    uint32_t view_tag;          /* SETVIEW sent in front, 0: none */
+};
+
+int rfs_send(struct rfs_client *c, uint16_t op, const struct rfs_req *req,
+             const struct iovec *data, int ndata, struct rfs_inflight *out);
+/* Reply data (at most in_max bytes) goes to `in`; returns as the calls above. */
+int rfs_recv(struct rfs_client *c, const struct rfs_inflight *p, void *in, uint64_t in_max,
+             struct rfs_rep *rep, uint64_t *in_len);
 
 /* Reads and writes go as pieces of this size, this many in flight. */
 #define RFS_CLIENT_PIECE  (1u << 20)

@@ -2,6 +2,7 @@
  * Encoding, decoding and validation of rfs protocol messages.
  */
 #include "proto/rfs_proto.h"
+#include "stripe/stripe.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -103,6 +104,18 @@ void rfs_rep_decode(const uint8_t in[RFS_REP_FIXED], struct rfs_rep *r)
     r->reserved = get32(in + 12);
 }
 
+void rfs_pair_encode(uint64_t offset, uint64_t length, uint8_t out[RFS_PAIR_SIZE])
+{
+    put64(out, offset);
+    put64(out + 8, length);
+}
+
+void rfs_pair_decode(const uint8_t in[RFS_PAIR_SIZE], uint64_t *offset, uint64_t *length)
+{
+    *offset = get64(in);
+    *length = get64(in + 8);
+}
+
 /* offset + length must stay a valid off_t. */
 static int range_ok(uint64_t offset, uint64_t length)
 {
@@ -135,11 +148,32 @@ int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
             return RFS_E_PROTO;
         break;
     case RFS_OP_PWRITE:
-    case RFS_OP_VWRITE:
         if (var > RFS_MAX_DATA)
             return RFS_E_TOOBIG;
         if (var != r->length)
             return RFS_E_PROTO;
+        break;
+    case RFS_OP_VWRITE:
+        /* the server checks that the data is exactly its share */
+        if (var > RFS_MAX_DATA || r->length > RFS_MAX_DATA)
+            return RFS_E_TOOBIG;
+        if (var > r->length)
+            return RFS_E_PROTO;
+        break;
+    case RFS_OP_LREAD:
+    case RFS_OP_LWRITE:
+        if (r->aux > RFS_MAX_PAIRS || r->length > RFS_MAX_DATA)
+            return RFS_E_TOOBIG;
+        if (r->aux == 0 || var != (uint64_t) r->aux * RFS_PAIR_SIZE +
+                                  (h->op == RFS_OP_LWRITE ? r->length : 0))
+            return RFS_E_PROTO;
+        break;
+    case RFS_OP_LAYOUT:
+        if (var != 0)
+            return RFS_E_PROTO;
+        if (r->aux == 0 || r->aux > STRIPE_MAX_FACTOR || r->flags >= r->aux ||
+            r->length == 0 || r->length > STRIPE_MAX_UNIT || r->offset > STRIPE_MAX_UNIT)
+            return RFS_E_INVAL;
         break;
     default:
         if (var != 0)
@@ -151,8 +185,9 @@ int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
         return RFS_E_BADF;
     if ((h->op == RFS_OP_PREAD || h->op == RFS_OP_VREAD) && r->length > RFS_MAX_DATA)
         return RFS_E_TOOBIG;
-    if (!range_ok(r->offset, h->op == RFS_OP_FTRUNCATE || h->op == RFS_OP_SETVIEW ? 0
-                  : r->length))
+    if (!range_ok(r->offset, h->op == RFS_OP_FTRUNCATE || h->op == RFS_OP_SETVIEW ||
+                             h->op == RFS_OP_LAYOUT || h->op == RFS_OP_LREAD ||
+                             h->op == RFS_OP_LWRITE ? 0 : r->length))
         return RFS_E_INVAL;
     if (h->op == RFS_OP_FTRUNCATE && r->length > (uint64_t) INT64_MAX)
         return RFS_E_INVAL;
@@ -252,7 +287,8 @@ const char *rfs_op_name(unsigned op)
         [RFS_OP_PWRITE] = "write", [RFS_OP_FSTAT] = "stat", [RFS_OP_FTRUNCATE] = "truncate",
         [RFS_OP_FSYNC] = "sync", [RFS_OP_UNLINK] = "unlink", [RFS_OP_PREALLOC] = "preallocate",
         [RFS_OP_LOCK] = "lock", [RFS_OP_SETVIEW] = "set view", [RFS_OP_VREAD] = "view read",
-        [RFS_OP_VWRITE] = "view write",
+        [RFS_OP_VWRITE] = "view write", [RFS_OP_LAYOUT] = "layout",
+        [RFS_OP_LREAD] = "list read", [RFS_OP_LWRITE] = "list write",
     };
     op &= ~RFS_REPLY;
     return op > 0 && op < RFS_OP_END ? names[op] : "unknown";

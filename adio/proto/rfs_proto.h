@@ -25,6 +25,8 @@
 #define RFS_MAX_HANDLES    64            /* open files per connection */
 #define RFS_MAX_VIEW       (16u << 20)   /* bytes of an encoded file view */
 #define RFS_REPLY          0x8000u       /* reply op = request op | RFS_REPLY */
+#define RFS_MAX_PAIRS      4096          /* offset-length pairs of one LREAD/LWRITE */
+#define RFS_PAIR_SIZE      16            /* a pair on the wire: offset u64, length u64 */
 
 enum rfs_op {
     RFS_OP_OPEN = 1,
@@ -40,6 +42,12 @@ enum rfs_op {
     RFS_OP_SETVIEW,         /* file view of a handle: disp + encoded filetype */
     RFS_OP_VREAD,           /* read through the view: offset = data position */
     RFS_OP_VWRITE,          /* write through the view */
+    RFS_OP_LAYOUT,          /* the handle is object `flags` of a file striped over
+                               `aux` objects, `length` bytes per stripe, data from
+                               object offset `offset`: V* ops then move only this
+                               object's part of the view */
+    RFS_OP_LREAD,           /* list I/O: `aux` pairs (offset, length), `length` data bytes */
+    RFS_OP_LWRITE,          /* the pairs, then their data in pair order */
     RFS_OP_END
 };
 
@@ -96,10 +104,13 @@ struct rfs_req {
     uint32_t handle;
     uint32_t flags;
     uint32_t mode;
-    uint32_t aux;           /* OPEN/UNLINK: path length; LOCK: wait */
+    uint32_t aux;           /* OPEN/UNLINK: path length; LOCK: wait; L*: pairs;
+                               LAYOUT: objects of the file */
     uint64_t offset;        /* SETVIEW: displacement; VREAD/VWRITE: data position */
-    uint64_t length;        /* PREAD/PWRITE/PREALLOC/LOCK/V*: bytes; FTRUNCATE: size;
-                               SETVIEW: bytes of the encoded filetype */
+    uint64_t length;        /* PREAD/PWRITE/PREALLOC/LOCK/L*: bytes; FTRUNCATE: size;
+                               V*: bytes of the view's window (a striped VWRITE carries
+                               only this object's share of them);
+                               SETVIEW: bytes of the encoded filetype; LAYOUT: stripe unit */
 };
 
 struct rfs_rep {
@@ -116,6 +127,8 @@ void rfs_req_encode(const struct rfs_req *r, uint8_t out[RFS_REQ_FIXED]);
 void rfs_req_decode(const uint8_t in[RFS_REQ_FIXED], struct rfs_req *r);
 void rfs_rep_encode(const struct rfs_rep *r, uint8_t out[RFS_REP_FIXED]);
 void rfs_rep_decode(const uint8_t in[RFS_REP_FIXED], struct rfs_rep *r);
+void rfs_pair_encode(uint64_t offset, uint64_t length, uint8_t out[RFS_PAIR_SIZE]);
+void rfs_pair_decode(const uint8_t in[RFS_PAIR_SIZE], uint64_t *offset, uint64_t *length);
 
 /*
  * Server side: check a request header and fixed part together. Returns 0

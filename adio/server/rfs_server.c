@@ -18,6 +18,7 @@
 #include "dtype/dtype.h"
 #include "proto/rfs_proto.h"
 #include "server/rfs_log.h"
+#include "stripe/stripe.h"
 
 struct rfs_session {
     const struct rfs_server *server;
@@ -27,6 +28,11 @@ struct rfs_session {
     uint32_t accmode[RFS_MAX_HANDLES];  /* RFS_O_RDONLY/WRONLY/RDWR */
     struct dtype *view[RFS_MAX_HANDLES];    /* filetype of the file view, or NULL */
     uint64_t view_disp[RFS_MAX_HANDLES];
+    struct rfs_layout {                 /* LAYOUT of the handle; factor 0: none */
+        struct stripe_layout stripes;
+        uint32_t index;
+        uint64_t base;
+    } layout[RFS_MAX_HANDLES];
     uint8_t *buf;                       /* request or reply data */
     size_t cap;
 };
@@ -222,57 +228,190 @@ static void do_setview(struct rfs_session *ss, const struct rfs_req *r, struct r
     ss->view_disp[r->handle] = r->offset;
 }
 
+static void do_layout(struct rfs_session *ss, const struct rfs_req *r)
+{
+    ss->layout[r->handle] = (struct rfs_layout) {
+        .stripes = { .unit = r->length, .factor = r->aux }, .index = r->flags, .base = r->offset
+    };
+}
+
+/*
+ * The runs of a handle's view inside a window that this server's object
+ * holds, as offsets in the object: with a LAYOUT every run of the view is
+ * cut at stripe boundaries and only this object's pieces are kept.
+ */
+struct view_walk {
+    struct dtype_iter it;
+    const struct rfs_layout *layout;    /* NULL: the file is not striped */
+    int64_t off, len;                   /* what is left of the current run */
+};
+
+static int view_walk_init(struct view_walk *w, struct rfs_session *ss, uint32_t handle,
+                          int64_t first, int64_t last)
+{
+    const struct dtype *t = ss->view[handle];
+    w->layout = ss->layout[handle].stripes.factor ? &ss->layout[handle] : NULL;
+    w->len = 0;
+    return dtype_iter_init(&w->it, t, last / t->size + 1, (int64_t) ss->view_disp[handle],
+                           first, last);
+}
+
+/* 1 and the next run, 0 at the end, -1 for a run before the file's start. */
+static int view_walk_next(struct view_walk *w, int64_t *off, int64_t *len)
+{
+    for (;;) {
+        if (w->len == 0 && !dtype_iter_next(&w->it, &w->off, &w->len))
+            return 0;
+        if (w->off < 0)
+            return -1;
+        if (!w->layout) {
+            *off = w->off;
+            *len = w->len;
+            w->len = 0;
+            return 1;
+        }
+        struct stripe_piece p;
+        stripe_piece_at(&w->layout->stripes, (uint64_t) w->off, (uint64_t) w->len, &p);
+        w->off += (int64_t) p.len;
+        w->len -= (int64_t) p.len;
+        if (p.object == w->layout->index) {
+            *off = (int64_t) (w->layout->base + p.local);
+            *len = (int64_t) p.len;
+            return 1;
+        }
+    }
+}
+
+/* The data bytes of the window this server moves: all of them unless
+ * the file is striped. -1 for a view that leaves the file. */
+static int64_t view_share(struct rfs_session *ss, uint32_t handle, int64_t first, int64_t last)
+{
+    struct view_walk w;
+    int64_t off, len, share = 0;
+    int rc;
+    if (view_walk_init(&w, ss, handle, first, last) < 0)
+        return -1;
+    if (!w.layout)
+        return last - first;
+    while ((rc = view_walk_next(&w, &off, &len)) > 0)
+        share += len;
+    return rc < 0 ? -1 : share;
+}
+
+/* pread or pwrite all of [off, off + len) (a read stops at end of file);
+ * returns the bytes moved or -errno. */
+static int64_t move_run(int fd, int is_write, uint8_t *p, int64_t off, int64_t len)
+{
+    int64_t got = 0;
+    while (got < len) {
+        ssize_t n = is_write ? pwrite(fd, p + got, (size_t) (len - got), (off_t) (off + got))
+                             : pread(fd, p + got, (size_t) (len - got), (off_t) (off + got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        got += n;
+    }
+    return got;
+}
+
 /*
  * VREAD/VWRITE: the data bytes [offset, offset + length) of the view, the
- * filetype tiling the file from the displacement on. One pread or pwrite
- * per run (adjacent runs merged by the iterator); a read stops at the end
- * of the file.
+ * filetype tiling the file from the displacement on (this object's share
+ * of them for a striped handle). One pread or pwrite per run (adjacent
+ * runs merged by the iterator); a read stops at the end of the file.
  */
 static void do_view_io(struct rfs_session *ss, int fd, int is_write, const struct rfs_req *r,
-                       struct rfs_result *res)
+                       uint64_t data_len, struct rfs_result *res)
 {
-    const struct dtype *t = ss->view[r->handle];
-    struct dtype_iter it;
-    int64_t off, len;
+    struct view_walk w;
+    int64_t off, len, share;
     uint64_t done = 0;
-    if (!t) {
+    if (!ss->view[r->handle]) {
         res->status = RFS_E_INVAL;
         return;
     }
     int64_t first = (int64_t) r->offset, last = first + (int64_t) r->length;
-    int64_t count = last / t->size + 1;
-    if (!is_write && ensure_buf(ss, r->length) < 0) {
-        res->status = RFS_E_NOMEM;
-        return;
-    }
-    if (dtype_iter_init(&it, t, count, (int64_t) ss->view_disp[r->handle], first, last) < 0) {
+    share = view_share(ss, r->handle, first, last);
+    if (share < 0 || (is_write && (uint64_t) share != data_len)) {
         res->status = RFS_E_INVAL;
         return;
     }
-    while (dtype_iter_next(&it, &off, &len)) {
-        uint8_t *p = ss->buf + done;
-        int64_t got = 0;
-        if (off < 0) {
-            res->status = RFS_E_INVAL;
+    if (!is_write && ensure_buf(ss, (uint64_t) share) < 0) {
+        res->status = RFS_E_NOMEM;
+        return;
+    }
+    view_walk_init(&w, ss, r->handle, first, last);
+    int rc;
+    while ((rc = view_walk_next(&w, &off, &len)) > 0) {
+        int64_t got = move_run(fd, is_write, ss->buf + done, off, len);
+        if (got < 0) {
+            res->status = status_of_errno((int) -got);
             return;
-        }
-        while (got < len) {
-            ssize_t n = is_write ? pwrite(fd, p + got, (size_t) (len - got), (off_t) (off + got))
-                                 : pread(fd, p + got, (size_t) (len - got), (off_t) (off + got));
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0) {
-                res->status = status_of_errno(errno);
-                return;
-            }
-            if (n == 0)
-                break;              /* end of file (reads only) */
-            got += n;
         }
         done += (uint64_t) got;
         if (got < len)
             break;
     }
+    if (rc < 0)
+        res->status = RFS_E_INVAL;
+    else if (is_write)
+        res->rep.value = done;
+    else
+        res->data_len = done;
+}
+
+/*
+ * LREAD/LWRITE: the pairs are checked whole (their lengths add up to the
+ * request's, no range leaves the file's limits) before any byte moves.
+ * The data of a read is the pairs' bytes in order, short at end of file.
+ */
+static void do_list_io(struct rfs_session *ss, int fd, int is_write, const struct rfs_req *r,
+                       struct rfs_result *res)
+{
+    size_t table = (size_t) r->aux * RFS_PAIR_SIZE;
+    uint64_t sum = 0, off, len, done = 0;
+    uint8_t *pairs = ss->buf;
+    for (uint32_t i = 0; i < r->aux; i++) {
+        rfs_pair_decode(pairs + (size_t) i * RFS_PAIR_SIZE, &off, &len);
+        if (len > r->length || off > STRIPE_MAX_OFFSET || len > STRIPE_MAX_OFFSET - off ||
+            (sum += len) > r->length) {
+            res->status = RFS_E_INVAL;
+            return;
+        }
+    }
+    if (sum != r->length) {
+        res->status = RFS_E_INVAL;
+        return;
+    }
+    if (!is_write) {
+        /* the reply's data goes to the session buffer: keep the pairs apart */
+        pairs = malloc(table);
+        if (!pairs || ensure_buf(ss, r->length) < 0) {
+            free(pairs);
+            res->status = RFS_E_NOMEM;
+            return;
+        }
+        memcpy(pairs, ss->buf, table);
+    }
+    uint8_t *data = is_write ? ss->buf + table : ss->buf;
+    for (uint32_t i = 0; i < r->aux; i++) {
+        rfs_pair_decode(pairs + (size_t) i * RFS_PAIR_SIZE, &off, &len);
+        int64_t got = move_run(fd, is_write, data + done, (int64_t) off, (int64_t) len);
+        if (got < 0) {
+            res->status = status_of_errno((int) -got);
+            break;
+        }
+        done += (uint64_t) got;
+        if ((uint64_t) got < len)
+            break;
+    }
+    if (!is_write)
+        free(pairs);
+    if (res->status != RFS_OK)
+        return;
     if (is_write)
         res->rep.value = done;
     else
@@ -280,7 +419,7 @@ static void do_view_io(struct rfs_session *ss, int fd, int is_write, const struc
 }
 
 static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *r,
-                     struct rfs_result *res)
+                     uint64_t var, struct rfs_result *res)
 {
     if (op == RFS_OP_OPEN) {
         do_open(ss, r, res);
@@ -305,6 +444,7 @@ static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *
         ss->fd[r->handle] = -1;
         dtype_free(ss->view[r->handle]);
         ss->view[r->handle] = NULL;
+        ss->layout[r->handle].stripes.factor = 0;
         if (close(fd) < 0)
             res->status = status_of_errno(errno);
         break;
@@ -351,7 +491,17 @@ static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *
         if (op == RFS_OP_VREAD ? acc == RFS_O_WRONLY : !writable(acc))
             res->status = RFS_E_BADF;
         else
-            do_view_io(ss, fd, op == RFS_OP_VWRITE, r, res);
+            do_view_io(ss, fd, op == RFS_OP_VWRITE, r, var, res);
+        break;
+    case RFS_OP_LAYOUT:
+        do_layout(ss, r);
+        break;
+    case RFS_OP_LREAD:
+    case RFS_OP_LWRITE:
+        if (op == RFS_OP_LREAD ? acc == RFS_O_WRONLY : !writable(acc))
+            res->status = RFS_E_BADF;
+        else
+            do_list_io(ss, fd, op == RFS_OP_LWRITE, r, res);
         break;
     default:
         res->status = RFS_E_PROTO;
@@ -431,7 +581,7 @@ static int serve_one(struct rfs_session *ss)
     if (res.status == RFS_OK && (h.op == RFS_OP_OPEN || h.op == RFS_OP_UNLINK))
         res.status = rfs_path_validate((const char *) ss->buf, var);
     if (res.status == RFS_OK)
-        dispatch(ss, h.op, &r, &res);
+        dispatch(ss, h.op, &r, var, &res);
     else
         rfs_log(RFS_LOG_INFO, "%s: %s refused: %s", ss->peer, rfs_op_name(h.op),
                 rfs_status_str(res.status));

@@ -1,0 +1,264 @@
+/*
+ * Striped files: open and create with the layout header, and the calls
+ * that concern every object at once (size, truncate, sync, preallocate,
+ * close, unlink). Requests to all objects go out before any reply is
+ * read, so the servers work on them at the same time.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "stripe/stripe_file.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+
+static int failed_at(struct stripe_file *f, int i, int rc)
+{
+    if (rc != 0 && f->failed < 0)
+        f->failed = i;
+    return rc;
+}
+
+/* Per object: the request to send it (its handle and op are set). */
+typedef void (*fill_fn)(const struct stripe_file *f, uint32_t i, const void *arg,
+                        struct rfs_req *req);
+
+/*
+ * One request to every object, then every reply; replies[i] gets object
+ * i's fixed part. Returns the first failure (a transport failure first).
+ */
+static int all_objects(struct stripe_file *f, uint16_t op, fill_fn fill, const void *arg,
+                       struct rfs_rep *replies)
+{
+    struct rfs_inflight sent[STRIPE_MAX_FACTOR];
+    int status[STRIPE_MAX_FACTOR];
+    int rc = 0;
+    f->failed = -1;
+    for (uint32_t i = 0; i < f->layout.factor; i++) {
+        struct rfs_req req = { .handle = STRIPE_HANDLE };
+        if (fill)
+            fill(f, i, arg, &req);
+        status[i] = rfs_send(&f->obj[i], op, &req, NULL, 0, &sent[i]);
+    }
+    for (uint32_t i = 0; i < f->layout.factor; i++) {
+        struct rfs_rep rep = { 0 };
+        uint64_t ignored;
+        if (status[i] == 0)
+            status[i] = rfs_recv(&f->obj[i], &sent[i], NULL, 0, &rep, &ignored);
+        if (replies)
+            replies[i] = rep;
+        if (status[i] != 0 && (rc == 0 || (status[i] < 0 && rc > 0))) {
+            rc = status[i];
+            f->failed = (int) i;
+        }
+    }
+    return rc;
+}
+
+static uint64_t local_data(uint64_t object_size)
+{
+    return object_size > STRIPE_HDR_SIZE ? object_size - STRIPE_HDR_SIZE : 0;
+}
+
+int stripe_size(struct stripe_file *f, uint64_t *size)
+{
+    struct rfs_rep reps[STRIPE_MAX_FACTOR];
+    int rc = all_objects(f, RFS_OP_FSTAT, NULL, NULL, reps);
+    *size = 0;
+    for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++) {
+        uint64_t end = stripe_logical_end(&f->layout, i, local_data(reps[i].value));
+        if (end > *size)
+            *size = end;
+    }
+    return rc;
+}
+
+static void fill_truncate(const struct stripe_file *f, uint32_t i, const void *arg,
+                          struct rfs_req *req)
+{
+    req->length = STRIPE_HDR_SIZE + stripe_local_size(&f->layout, i, *(const uint64_t *) arg);
+}
+
+int stripe_truncate(struct stripe_file *f, uint64_t size)
+{
+    if (size > STRIPE_MAX_OFFSET)
+        return RFS_E_FBIG;
+    return all_objects(f, RFS_OP_FTRUNCATE, fill_truncate, &size, NULL);
+}
+
+int stripe_sync(struct stripe_file *f)
+{
+    return all_objects(f, RFS_OP_FSYNC, NULL, NULL, NULL);
+}
+
+/* The local data of object i in logical [range[0], range[1]). */
+static void fill_prealloc(const struct stripe_file *f, uint32_t i, const void *arg,
+                          struct rfs_req *req)
+{
+    const uint64_t *range = arg;
+    uint64_t from = stripe_local_size(&f->layout, i, range[0]);
+    req->offset = STRIPE_HDR_SIZE + from;
+    req->length = stripe_local_size(&f->layout, i, range[1]) - from;
+}
+
+int stripe_prealloc(struct stripe_file *f, uint64_t offset, uint64_t len)
+{
+    uint64_t range[2] = { offset, offset + len };
+    if (offset > STRIPE_MAX_OFFSET || len > STRIPE_MAX_OFFSET - offset)
+        return RFS_E_FBIG;
+    return all_objects(f, RFS_OP_PREALLOC, fill_prealloc, range, NULL);
+}
+
+int stripe_lock(struct stripe_file *f, uint32_t kind, uint64_t offset, uint64_t len, int wait)
+{
+    f->failed = -1;
+    return failed_at(f, 0, rfs_lock(&f->obj[0], STRIPE_HANDLE, kind, offset, len, wait));
+}
+
+int stripe_close(struct stripe_file *f)
+{
+    int rc = 0;
+    f->failed = -1;
+    for (uint32_t i = 0; i < f->connected; i++) {
+        int r = rfs_close(&f->obj[i], STRIPE_HANDLE);
+        if (rc == 0 && r != 0)
+            rc = failed_at(f, (int) i, r);
+        rfs_client_close(&f->obj[i]);
+    }
+    f->connected = 0;
+    return rc;
+}
+
+/* Connect to server i and open its object of PATH. */
+static int open_object(struct stripe_file *f, const struct stripe_servers *sv, uint32_t i,
+                       const char *path, uint32_t flags, uint32_t mode, int timeout_ms,
+                       struct rfs_stat *st)
+{
+    f->at[i] = sv->at[i];
+    int rc = rfs_client_connect(&f->obj[i], &net_tcp_transport, sv->at[i].host,
+                                sv->at[i].port, timeout_ms);
+    if (rc < 0)
+        return failed_at(f, (int) i, rc);
+    f->connected = i + 1;
+    return failed_at(f, (int) i, rfs_open(&f->obj[i], STRIPE_HANDLE, path, flags, mode, st));
+}
+
+/* The header of object i, or *empty when the object has no bytes at all. */
+static int read_header(struct stripe_file *f, uint32_t i, struct stripe_header *h, int *empty)
+{
+    uint8_t buf[STRIPE_HDR_USED];
+    uint64_t got = 0;
+    int rc = rfs_pread(&f->obj[i], STRIPE_HANDLE, buf, sizeof buf, 0, &got);
+    *empty = rc == 0 && got == 0;
+    if (rc != 0 || *empty)
+        return failed_at(f, (int) i, rc);
+    return failed_at(f, (int) i, stripe_header_decode(buf, got, h) == 0 ? 0 : RFS_E_INVAL);
+}
+
+static int write_header(struct stripe_file *f, uint32_t i)
+{
+    uint8_t buf[STRIPE_HDR_USED];
+    struct stripe_header h = { .layout = f->layout, .index = i };
+    stripe_header_encode(&h, buf);
+    int rc = rfs_ftruncate(&f->obj[i], STRIPE_HANDLE, 0);
+    if (rc == 0)
+        rc = rfs_pwrite(&f->obj[i], STRIPE_HANDLE, buf, sizeof buf, 0);
+    return failed_at(f, (int) i, rc);
+}
+
+/* The layout of a new file from the open's arguments. */
+static int new_layout(struct stripe_file *f, const struct stripe_servers *sv,
+                      const struct stripe_open_args *a)
+{
+    f->layout.unit = a->unit ? a->unit : STRIPE_DEFAULT_UNIT;
+    f->layout.factor = a->factor ? a->factor : sv->n;
+    if (getrandom(&f->layout.file_id, sizeof f->layout.file_id, 0) !=
+        (ssize_t) sizeof f->layout.file_id)
+        return -EIO;
+    if (stripe_layout_check(&f->layout) < 0 || f->layout.factor > sv->n)
+        return RFS_E_INVAL;
+    return 0;
+}
+
+/* Objects 1.. of the file: created with their headers, or checked against object 0's. */
+static int open_others(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
+                       const struct stripe_open_args *a, int create)
+{
+    uint32_t flags = a->flags & ~(RFS_O_EXCL | (create ? 0 : RFS_O_CREAT));
+    for (uint32_t i = 1; i < f->layout.factor; i++) {
+        struct stripe_header h;
+        int empty = 0;
+        int rc = open_object(f, sv, i, path, flags, a->mode, a->timeout_ms, NULL);
+        if (rc == 0 && create)
+            rc = write_header(f, i);
+        else if (rc == 0)
+            rc = read_header(f, i, &h, &empty);
+        if (rc == 0 && !create &&
+            (empty || h.index != i || h.layout.unit != f->layout.unit ||
+             h.layout.factor != f->layout.factor || h.layout.file_id != f->layout.file_id))
+            rc = failed_at(f, (int) i, RFS_E_INVAL);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
+                const struct stripe_open_args *a)
+{
+    struct stripe_header h;
+    int empty = 0;
+    memset(f, 0, sizeof *f);
+    f->failed = -1;
+    f->max_pairs = STRIPE_DEFAULT_PAIRS;
+    if (sv->n == 0)
+        return RFS_E_INVAL;
+    int rc = open_object(f, sv, 0, path, a->flags, a->mode, a->timeout_ms, NULL);
+    if (rc == 0)
+        rc = read_header(f, 0, &h, &empty);
+    int create = rc == 0 && empty && (a->flags & RFS_O_CREAT);
+    if (rc == 0 && empty && !create)
+        rc = failed_at(f, 0, RFS_E_INVAL);     /* an empty object is no striped file */
+    else if (rc == 0 && create)
+        rc = new_layout(f, sv, a);
+    else if (rc == 0 && h.index != 0)
+        rc = failed_at(f, 0, RFS_E_INVAL);
+    else if (rc == 0 && h.layout.factor > sv->n)
+        rc = failed_at(f, 0, RFS_E_INVAL);     /* the server list is too short */
+    else if (rc == 0)
+        f->layout = h.layout;
+    if (rc == 0)
+        rc = open_others(f, sv, path, a, create);
+    /* object 0's header last: a file is complete once it has one */
+    if (rc == 0 && create)
+        rc = write_header(f, 0);
+    for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++)
+        rc = failed_at(f, (int) i, rfs_set_layout(&f->obj[i], STRIPE_HANDLE, i,
+                                                  f->layout.factor, f->layout.unit,
+                                                  STRIPE_HDR_SIZE));
+    if (rc != 0) {
+        int failed = f->failed;
+        stripe_close(f);
+        f->failed = failed;
+    }
+    return rc;
+}
+
+int stripe_unlink(const struct stripe_servers *sv, const char *path, int timeout_ms)
+{
+    int rc = RFS_E_NOENT, found = 0;
+    for (uint32_t i = 0; i < sv->n; i++) {
+        struct rfs_client c;
+        int r = rfs_client_connect(&c, &net_tcp_transport, sv->at[i].host, sv->at[i].port,
+                                   timeout_ms);
+        if (r == 0)
+            r = rfs_unlink(&c, path);
+        rfs_client_close(&c);
+        if (r == 0)
+            found = 1;
+        else if (r != RFS_E_NOENT && (rc == RFS_E_NOENT || (r < 0 && rc > 0)))
+            rc = r;
+    }
+    return found && (rc == RFS_E_NOENT) ? 0 : rc;
+}

@@ -1,0 +1,123 @@
+/*
+ * A file striped over the objects of several rfsd servers (the rdma:
+ * driver's core), as one client process sees it: one connection per
+ * object, the file as handle STRIPE_HANDLE on each. No MPI here.
+ *
+ * Every call returns 0, a positive enum rfs_status a server answered, or
+ * a negative errno value (the transport failed, or -ENOMEM); after a
+ * failure f->failed is the object it came from (-1: none in particular).
+ */
+#ifndef STRIPE_FILE_H_INCLUDED
+#define STRIPE_FILE_H_INCLUDED
+
+#include <stdint.h>
+
+#include "dtype/dtype.h"
+#include "proto/rfs_client.h"
+#include "stripe/stripe.h"
+
+#define STRIPE_HANDLE        0
+#define STRIPE_DEFAULT_UNIT  (64u << 10)   /* as PVFS */
+#define STRIPE_DEFAULT_PAIRS 64            /* list I/O pairs per request, as PVFS */
+#define STRIPE_REQ_DATA      (1u << 20)    /* data bytes of one list request at most */
+#define STRIPE_WINDOW        16            /* requests in flight per object */
+#define STRIPE_CHUNK         (32u << 20)   /* data bytes of one datatype I/O round */
+
+/* Servers of the file system, in order: object i of a file is on server i. */
+struct stripe_endpoint {
+    char host[256];
+    char port[16];
+};
+
+struct stripe_servers {
+    uint32_t n;
+    struct stripe_endpoint at[STRIPE_MAX_FACTOR];
+};
+
+/* "HOST:PORT,HOST:PORT,..." (HOST may be [IPv6]); 0 or -EINVAL. */
+int stripe_servers_parse(const char *list, struct stripe_servers *out);
+/* A configuration file: lines "server HOST:PORT", '#' comments. 0,
+ * -ENOENT when it does not exist, -EINVAL when it is malformed. */
+int stripe_servers_load(const char *path, struct stripe_servers *out);
+/* The list as "HOST:PORT,..." (for MPI_File_get_info); 0 or -ENOSPC. */
+int stripe_servers_format(const struct stripe_servers *s, char *out, size_t size);
+
+enum stripe_method {
+    STRIPE_NAIVE = 0,           /* one request per contiguous piece */
+    STRIPE_LIST,                /* offset-length pairs, at most max_pairs per request */
+    STRIPE_DATATYPE,            /* the view goes to the servers, one request per object */
+    STRIPE_METHODS
+};
+
+struct stripe_stats {
+    uint64_t calls[STRIPE_METHODS];     /* transfers by method */
+    uint64_t list_requests, pairs;      /* list I/O requests and the pairs they carried */
+    uint64_t view_requests;             /* datatype I/O requests */
+    uint64_t bytes[2];                  /* data bytes read, written */
+};
+
+struct stripe_file {
+    struct stripe_layout layout;
+    struct rfs_client obj[STRIPE_MAX_FACTOR];   /* object i, on server i */
+    struct stripe_endpoint at[STRIPE_MAX_FACTOR];
+    uint32_t connected;                 /* objects 0 .. connected-1 have a connection */
+    uint32_t max_pairs;                 /* list I/O pairs per request */
+    int failed;
+    struct stripe_stats stats;
+};
+
+struct stripe_open_args {
+    uint32_t flags;             /* RFS_O_* */
+    uint32_t mode;              /* permissions of created objects */
+    uint64_t unit;              /* for a new file; 0: STRIPE_DEFAULT_UNIT */
+    uint32_t factor;            /* for a new file; 0: every server */
+    int timeout_ms;
+};
+
+/*
+ * Open (or create) PATH on the servers. A new file (created, or an empty
+ * object 0 opened with RFS_O_CREAT) gets the layout of `a`, written to
+ * the header of every object, object 0 last; an existing file keeps the
+ * layout its headers hold, whatever `a` says, and every object's header
+ * must agree with object 0's (else RFS_E_INVAL).
+ */
+int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
+                const struct stripe_open_args *a);
+/* Closes every object; returns the first failure. */
+int stripe_close(struct stripe_file *f);
+int stripe_unlink(const struct stripe_servers *sv, const char *path, int timeout_ms);
+
+int stripe_size(struct stripe_file *f, uint64_t *size);
+int stripe_truncate(struct stripe_file *f, uint64_t size);
+int stripe_sync(struct stripe_file *f);
+int stripe_prealloc(struct stripe_file *f, uint64_t offset, uint64_t len);
+/* A byte-range lock over logical offsets, held by object 0's server. */
+int stripe_lock(struct stripe_file *f, uint32_t kind, uint64_t offset, uint64_t len, int wait);
+
+/*
+ * Move the data bytes [pos, pos + len) of a view (filetype `view` tiling
+ * the file from `disp`; NULL: the file's bytes from disp on) between
+ * `buf`, where they lie packed, and the objects. A datatype transfer sends
+ * the view itself (`enc`, its dtype_serialize() form, `enc_len` bytes),
+ * which each server remembers until it changes. *moved gets the bytes
+ * moved: all of them for a write, for a read those before the end of
+ * the file (holes read as zeros).
+ */
+struct stripe_view {
+    const struct dtype *type;   /* NULL: contiguous */
+    uint64_t disp;
+    const uint8_t *enc;
+    uint64_t enc_len;
+};
+
+int stripe_io(struct stripe_file *f, enum stripe_method method, const struct stripe_view *view,
+              uint64_t pos, uint64_t len, char *buf, int is_write, uint64_t *moved);
+
+/* Call fn for every piece of the view's window [pos, pos + len): the
+ * object, its local data offset, the length, and the piece's place in
+ * the packed data. Stops at fn's first nonzero return and returns it. */
+typedef int (*stripe_piece_fn)(void *arg, const struct stripe_piece *p, uint64_t at);
+int stripe_walk(const struct stripe_layout *l, const struct stripe_view *view, uint64_t pos,
+                uint64_t len, stripe_piece_fn fn, void *arg);
+
+#endif /* STRIPE_FILE_H_INCLUDED */

@@ -1,0 +1,438 @@
+/*
+ * Data transfers of striped files. The runs of a view's window are cut
+ * at stripe boundaries into pieces, each on one object, and go:
+ *
+ *   naive     one PREAD/PWRITE per contiguous piece of an object;
+ *   list      LREAD/LWRITE requests of at most max_pairs offset-length
+ *             pairs and STRIPE_REQ_DATA bytes, pieces adjacent in the
+ *             object merged into one pair;
+ *   datatype  one VREAD/VWRITE per object per STRIPE_CHUNK of data: the
+ *             server walks the view itself and keeps its own pieces.
+ *
+ * Requests to every object are in flight at once, up to STRIPE_WINDOW per
+ * object. After a failure nothing new is sent, what is in flight is still
+ * received, and the first failure is returned.
+ */
+#include "stripe/stripe_file.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STRIPE_MAX_SEGS 256     /* memory pieces of one list request */
+
+/* The runs of the window [pos, pos + len) of a view, in view order. */
+struct run_iter {
+    struct dtype_iter it;
+    int contiguous;
+    uint64_t off, len;          /* the contiguous case's one run, until taken */
+};
+
+static int run_iter_init(struct run_iter *r, const struct stripe_view *v, uint64_t pos,
+                         uint64_t len)
+{
+    r->contiguous = v->type == NULL;
+    if (r->contiguous) {
+        r->off = v->disp + pos;
+        r->len = len;
+        return r->off < v->disp || r->off > STRIPE_MAX_OFFSET ? RFS_E_FBIG : 0;
+    }
+    int64_t last = (int64_t) (pos + len);
+    return dtype_iter_init(&r->it, v->type, last / v->type->size + 1, (int64_t) v->disp,
+                           (int64_t) pos, last) < 0 ? RFS_E_INVAL : 0;
+}
+
+/* 1 and the next run, 0 at the end, or a failure for a run the file cannot hold. */
+static int run_iter_next(struct run_iter *r, uint64_t *off, uint64_t *len)
+{
+    int64_t o, l;
+    if (r->contiguous) {
+        *off = r->off;
+        *len = r->len;
+        r->len = 0;
+    } else if (dtype_iter_next(&r->it, &o, &l)) {
+        if (o < 0)
+            return -RFS_E_INVAL;
+        *off = (uint64_t) o;
+        *len = (uint64_t) l;
+    } else {
+        return 0;
+    }
+    if (*len == 0)
+        return 0;
+    if (*off > STRIPE_MAX_OFFSET || *len > STRIPE_MAX_OFFSET - *off)
+        return -RFS_E_FBIG;
+    return 1;
+}
+
+int stripe_walk(const struct stripe_layout *l, const struct stripe_view *view, uint64_t pos,
+                uint64_t len, stripe_piece_fn fn, void *arg)
+{
+    struct run_iter r;
+    uint64_t off, rlen, at = 0;
+    int rc = run_iter_init(&r, view, pos, len), more;
+    while (rc == 0 && (more = run_iter_next(&r, &off, &rlen)) != 0) {
+        if (more < 0)
+            return -more;
+        while (rc == 0 && rlen > 0) {
+            struct stripe_piece p;
+            stripe_piece_at(l, off, rlen, &p);
+            rc = fn(arg, &p, at);
+            off += p.len;
+            rlen -= p.len;
+            at += p.len;
+        }
+    }
+    return rc;
+}
+
+/* After a short read: the bytes of the window that lie before the end of
+ * the file (views are monotonic, so they come first). */
+static int bytes_before_eof(struct stripe_file *f, const struct stripe_view *v, uint64_t pos,
+                            uint64_t len, uint64_t *moved)
+{
+    struct run_iter r;
+    uint64_t size, off, rlen;
+    int rc = stripe_size(f, &size), more;
+    *moved = 0;
+    if (rc == 0)
+        rc = run_iter_init(&r, v, pos, len);
+    while (rc == 0 && (more = run_iter_next(&r, &off, &rlen)) > 0 && off < size)
+        *moved += size - off < rlen ? size - off : rlen;
+    return rc;
+}
+
+/* --- naive and list I/O --- */
+
+struct list_req {
+    struct rfs_inflight sent;
+    uint32_t npairs;
+    int nseg;
+    uint64_t data;
+    uint64_t *pair_off, *pair_len;  /* local data offsets */
+    uint8_t *pair_enc;
+    struct iovec seg[STRIPE_MAX_SEGS];  /* where the data lies in the packed buffer */
+};
+
+/* Per object: a ring of requests in flight, the one after them being built. */
+struct list_pipe {
+    struct list_req slot[STRIPE_WINDOW + 1];
+    int head, inflight;
+};
+
+struct list_xfer {
+    struct stripe_file *f;
+    int is_write, naive;
+    uint32_t max_pairs;
+    char *buf;
+    char *bounce;               /* a multi-piece read's reply, before it is scattered */
+    struct list_pipe *pipe;
+    int status;                 /* the first failure */
+    int short_read;
+};
+
+static struct list_req *building(struct list_pipe *q)
+{
+    return &q->slot[(q->head + q->inflight) % (STRIPE_WINDOW + 1)];
+}
+
+static void note(struct list_xfer *x, uint32_t o, int rc)
+{
+    if (rc == 0)
+        return;
+    if (x->status == 0 || (rc < 0 && x->status > 0)) {
+        x->status = rc;
+        x->f->failed = (int) o;
+    }
+}
+
+/* The reply of object o's oldest request. */
+static int complete_oldest(struct list_xfer *x, uint32_t o)
+{
+    struct list_pipe *q = &x->pipe[o];
+    struct list_req *r = &q->slot[q->head];
+    struct rfs_rep rep;
+    uint64_t got = 0;
+    char *in = !x->is_write && r->nseg == 1 ? r->seg[0].iov_base : x->bounce;
+    int rc = rfs_recv(&x->f->obj[o], &r->sent, x->is_write ? NULL : in,
+                      x->is_write ? 0 : r->data, &rep, &got);
+    q->head = (q->head + 1) % (STRIPE_WINDOW + 1);
+    q->inflight--;
+    if (rc == 0 && x->is_write && rep.value != r->data)
+        rc = -EPROTO;
+    if (rc == 0 && !x->is_write) {
+        uint64_t at = 0;
+        for (int i = 0; i < r->nseg; i++) {
+            size_t n = r->seg[i].iov_len, have = got - at < n ? (size_t) (got - at) : n;
+            if (in == x->bounce)
+                memcpy(r->seg[i].iov_base, in + at, have);
+            memset((char *) r->seg[i].iov_base + have, 0, n - have);
+            at += have;
+        }
+        if (got < r->data)
+            x->short_read = 1;
+    }
+    note(x, o, rc);
+    return rc;
+}
+
+static int submit(struct list_xfer *x, uint32_t o)
+{
+    struct list_pipe *q = &x->pipe[o];
+    if (q->inflight == STRIPE_WINDOW && complete_oldest(x, o) < 0)
+        return x->status;
+    struct list_req *r = building(q);
+    struct rfs_req req = { .handle = STRIPE_HANDLE, .length = r->data };
+    struct iovec iov[STRIPE_MAX_SEGS + 1];
+    int n = 0;
+    uint16_t op;
+    if (x->naive) {
+        op = x->is_write ? RFS_OP_PWRITE : RFS_OP_PREAD;
+        req.offset = STRIPE_HDR_SIZE + r->pair_off[0];
+    } else {
+        op = x->is_write ? RFS_OP_LWRITE : RFS_OP_LREAD;
+        req.aux = r->npairs;
+        for (uint32_t i = 0; i < r->npairs; i++)
+            rfs_pair_encode(STRIPE_HDR_SIZE + r->pair_off[i], r->pair_len[i],
+                            r->pair_enc + (size_t) i * RFS_PAIR_SIZE);
+        iov[n++] = (struct iovec) { r->pair_enc, (size_t) r->npairs * RFS_PAIR_SIZE };
+        x->f->stats.list_requests++;
+        x->f->stats.pairs += r->npairs;
+    }
+    if (x->is_write) {
+        memcpy(iov + n, r->seg, (size_t) r->nseg * sizeof *iov);
+        n += r->nseg;
+    }
+    int rc = rfs_send(&x->f->obj[o], op, &req, iov, n, &r->sent);
+    note(x, o, rc);
+    if (rc != 0)
+        return rc;
+    q->inflight++;
+    r = building(q);
+    r->npairs = 0;
+    r->nseg = 0;
+    r->data = 0;
+    return 0;
+}
+
+/* Add a piece to its object's request, sending that request when full. */
+static int list_piece(void *arg, const struct stripe_piece *p, uint64_t at)
+{
+    struct list_xfer *x = arg;
+    struct list_pipe *q = &x->pipe[p->object];
+    uint64_t local = p->local, len = p->len;
+    if (x->status)
+        return x->status;
+    while (len > 0) {
+        struct list_req *r = building(q);
+        char *mem = x->buf + at;
+        int join_pair = r->npairs > 0 &&
+                        r->pair_off[r->npairs - 1] + r->pair_len[r->npairs - 1] == local;
+        int join_seg = r->nseg > 0 &&
+                       (char *) r->seg[r->nseg - 1].iov_base + r->seg[r->nseg - 1].iov_len == mem;
+        if ((!join_pair && r->npairs == x->max_pairs) ||
+            (!join_seg && r->nseg == STRIPE_MAX_SEGS) || r->data == STRIPE_REQ_DATA) {
+            int rc = submit(x, p->object);
+            if (rc != 0)
+                return rc;
+            continue;
+        }
+        uint64_t n = len < STRIPE_REQ_DATA - r->data ? len : STRIPE_REQ_DATA - r->data;
+        if (join_pair)
+            r->pair_len[r->npairs - 1] += n;
+        else {
+            r->pair_off[r->npairs] = local;
+            r->pair_len[r->npairs++] = n;
+        }
+        if (join_seg)
+            r->seg[r->nseg - 1].iov_len += n;
+        else
+            r->seg[r->nseg++] = (struct iovec) { mem, (size_t) n };
+        r->data += n;
+        local += n;
+        at += n;
+        len -= n;
+    }
+    return 0;
+}
+
+static void pipes_free(struct list_pipe *pipe, uint32_t n)
+{
+    for (uint32_t o = 0; pipe && o < n; o++)
+        for (int s = 0; s <= STRIPE_WINDOW; s++) {
+            free(pipe[o].slot[s].pair_off);
+            free(pipe[o].slot[s].pair_len);
+            free(pipe[o].slot[s].pair_enc);
+        }
+    free(pipe);
+}
+
+static struct list_pipe *pipes_alloc(uint32_t n, uint32_t pairs)
+{
+    struct list_pipe *pipe = calloc(n, sizeof *pipe);
+    for (uint32_t o = 0; pipe && o < n; o++)
+        for (int s = 0; s <= STRIPE_WINDOW; s++) {
+            struct list_req *r = &pipe[o].slot[s];
+            r->pair_off = malloc(pairs * sizeof *r->pair_off);
+            r->pair_len = malloc(pairs * sizeof *r->pair_len);
+            r->pair_enc = malloc((size_t) pairs * RFS_PAIR_SIZE);
+            if (!r->pair_off || !r->pair_len || !r->pair_enc) {
+                pipes_free(pipe, n);
+                return NULL;
+            }
+        }
+    return pipe;
+}
+
+static int list_io(struct stripe_file *f, int naive, const struct stripe_view *view,
+                   uint64_t pos, uint64_t len, char *buf, int is_write, int *short_read)
+{
+    uint32_t n = f->layout.factor;
+    struct list_xfer x = { .f = f, .is_write = is_write, .naive = naive, .buf = buf,
+                           .max_pairs = naive ? 1 : f->max_pairs };
+    x.pipe = pipes_alloc(n, x.max_pairs);
+    x.bounce = is_write ? NULL : malloc(STRIPE_REQ_DATA);
+    if (!x.pipe || (!is_write && !x.bounce)) {
+        pipes_free(x.pipe, n);
+        free(x.bounce);
+        return -ENOMEM;
+    }
+    int rc = stripe_walk(&f->layout, view, pos, len, list_piece, &x);
+    if (rc != 0 && x.status == 0)
+        x.status = rc;
+    for (uint32_t o = 0; x.status == 0 && o < n; o++)
+        if (building(&x.pipe[o])->data > 0)
+            submit(&x, o);
+    for (int more = 1; more;) {
+        more = 0;
+        for (uint32_t o = 0; o < n; o++)
+            if (x.pipe[o].inflight > 0) {
+                complete_oldest(&x, o);
+                more = 1;
+            }
+    }
+    pipes_free(x.pipe, n);
+    free(x.bounce);
+    *short_read = x.short_read;
+    return x.status;
+}
+
+/* --- datatype I/O --- */
+
+struct dt_xfer {
+    char *buf;
+    int to_objects;             /* copy direction: packed data -> object shares */
+    uint64_t share[STRIPE_MAX_FACTOR];
+    uint64_t fill[STRIPE_MAX_FACTOR];
+    char *part[STRIPE_MAX_FACTOR];
+};
+
+static int dt_count(void *arg, const struct stripe_piece *p, uint64_t at)
+{
+    struct dt_xfer *d = arg;
+    (void) at;
+    d->share[p->object] += p->len;
+    return 0;
+}
+
+static int dt_copy(void *arg, const struct stripe_piece *p, uint64_t at)
+{
+    struct dt_xfer *d = arg;
+    char *part = d->part[p->object] + d->fill[p->object];
+    if (d->to_objects)
+        memcpy(part, d->buf + at, p->len);
+    else
+        memcpy(d->buf + at, part, p->len);
+    d->fill[p->object] += p->len;
+    return 0;
+}
+
+/* One round: every object's share of [pos, pos + len) in one request. */
+static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
+                    uint64_t len, char *buf, int is_write, int *short_read)
+{
+    struct dt_xfer d = { .buf = buf, .to_objects = is_write };
+    struct rfs_inflight sent[STRIPE_MAX_FACTOR];
+    int in_flight[STRIPE_MAX_FACTOR] = { 0 };
+    uint32_t n = f->layout.factor;
+    int rc = stripe_walk(&f->layout, view, pos, len, dt_count, &d);
+    for (uint32_t o = 0; rc == 0 && o < n; o++)
+        if (d.share[o] && !(d.part[o] = malloc(d.share[o])))
+            rc = -ENOMEM;
+    if (rc == 0 && is_write)
+        rc = stripe_walk(&f->layout, view, pos, len, dt_copy, &d);
+    for (uint32_t o = 0; o < n; o++) {
+        struct rfs_req req = { .handle = STRIPE_HANDLE, .offset = pos, .length = len };
+        struct iovec data = { d.part[o], (size_t) d.share[o] };
+        if (rc != 0 || d.share[o] == 0)
+            continue;
+        int r = rfs_set_view(&f->obj[o], STRIPE_HANDLE, view->disp, view->enc, view->enc_len);
+        if (r == 0)
+            r = rfs_send(&f->obj[o], is_write ? RFS_OP_VWRITE : RFS_OP_VREAD, &req, &data,
+                         is_write ? 1 : 0, &sent[o]);
+        f->stats.view_requests++;
+        in_flight[o] = r == 0;
+        if (r != 0) {
+            rc = r;
+            f->failed = (int) o;
+        }
+    }
+    for (uint32_t o = 0; o < n; o++) {
+        struct rfs_rep rep;
+        uint64_t got = 0;
+        if (!in_flight[o])
+            continue;
+        int r = rfs_recv(&f->obj[o], &sent[o], d.part[o], is_write ? 0 : d.share[o], &rep,
+                         &got);
+        if (r == 0 && is_write && rep.value != d.share[o])
+            r = -EPROTO;
+        if (r == 0 && !is_write && got < d.share[o]) {
+            memset(d.part[o] + got, 0, d.share[o] - got);
+            *short_read = 1;
+        }
+        if (r != 0 && (rc == 0 || (r < 0 && rc > 0))) {
+            rc = r;
+            f->failed = (int) o;
+        }
+    }
+    if (rc == 0 && !is_write)
+        rc = stripe_walk(&f->layout, view, pos, len, dt_copy, &d);
+    for (uint32_t o = 0; o < n; o++)
+        free(d.part[o]);
+    return rc;
+}
+
+static int datatype_io(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
+                       uint64_t len, char *buf, int is_write, int *short_read)
+{
+    int rc = 0;
+    for (uint64_t done = 0; rc == 0 && done < len;) {
+        uint64_t n = len - done < STRIPE_CHUNK ? len - done : STRIPE_CHUNK;
+        rc = dt_round(f, view, pos + done, n, buf + done, is_write, short_read);
+        done += n;
+    }
+    return rc;
+}
+
+int stripe_io(struct stripe_file *f, enum stripe_method method, const struct stripe_view *view,
+              uint64_t pos, uint64_t len, char *buf, int is_write, uint64_t *moved)
+{
+    int short_read = 0, rc;
+    *moved = 0;
+    f->failed = -1;
+    if (len == 0)
+        return 0;
+    if (method == STRIPE_DATATYPE && !view->type)
+        method = STRIPE_LIST;           /* no view to send: a contiguous run */
+    f->stats.calls[method]++;
+    if (method == STRIPE_DATATYPE)
+        rc = datatype_io(f, view, pos, len, buf, is_write, &short_read);
+    else
+        rc = list_io(f, method == STRIPE_NAIVE, view, pos, len, buf, is_write, &short_read);
+    if (rc == 0 && short_read)
+        rc = bytes_before_eof(f, view, pos, len, moved);
+    else if (rc == 0)
+        *moved = len;
+    f->stats.bytes[is_write ? 1 : 0] += *moved;
+    return rc;
+}

@@ -1,0 +1,364 @@
+/* Striping: the layout arithmetic against a brute-force model, the
+ * object header against corruption, server lists, and striped files on
+ * three live servers (real rfs_serve_connection threads on loopback):
+ * every method's data checked as it sits in each server's object. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "stripe/stripe_file.h"
+#include "unit_util.h"
+
+#define NSERVERS 3
+
+static struct test_server ts[NSERVERS];
+static struct stripe_servers sv;
+
+static int setup(void **state)
+{
+    (void) state;
+    sv.n = NSERVERS;
+    for (int i = 0; i < NSERVERS; i++) {
+        test_server_start(&ts[i]);
+        snprintf(sv.at[i].host, sizeof sv.at[i].host, "127.0.0.1");
+        snprintf(sv.at[i].port, sizeof sv.at[i].port, "%s", ts[i].port);
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void) state;
+    for (int i = 0; i < NSERVERS; i++)
+        if (ts[i].root[0])
+            test_server_stop(&ts[i]);
+    return 0;
+}
+
+static void test_layout_math(void **state)
+{
+    (void) state;
+    const uint64_t units[] = { 1, 3, 1000, 4096, 65536 };
+    const uint32_t factors[] = { 1, 2, 3, 4, 7 };
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
+        for (size_t k = 0; k < sizeof factors / sizeof factors[0]; k++) {
+            struct stripe_layout l = { .unit = units[u], .factor = factors[k] };
+            uint64_t count[8] = { 0 };
+            /* byte by byte: where it goes, and the sizes that follow */
+            for (uint64_t off = 0; off < 20000; off++) {
+                uint32_t o = stripe_object_of(&l, off);
+                assert_int_equal(o, (off / l.unit) % l.factor);
+                assert_int_equal(stripe_local_of(&l, off), count[o]);
+                count[o]++;
+                uint64_t end = 0;
+                for (uint32_t i = 0; i < l.factor; i++) {
+                    uint64_t local = stripe_local_size(&l, i, off + 1);
+                    assert_int_equal(local, count[i]);
+                    uint64_t e = stripe_logical_end(&l, i, local);
+                    end = e > end ? e : end;
+                }
+                assert_int_equal(end, off + 1);
+            }
+        }
+    /* far beyond 4 GiB */
+    struct stripe_layout big = { .unit = 1u << 20, .factor = 4 };
+    uint64_t off = (UINT64_C(5) << 40) + 12345;
+    assert_int_equal(stripe_logical_end(&big, stripe_object_of(&big, off),
+                                        stripe_local_of(&big, off) + 1), off + 1);
+}
+
+static void test_header(void **state)
+{
+    (void) state;
+    struct stripe_header h = { .layout = { .unit = 65536, .factor = 4, .file_id = 0x1234abcd },
+                               .index = 3 }, back;
+    uint8_t buf[STRIPE_HDR_USED];
+    stripe_header_encode(&h, buf);
+    assert_int_equal(stripe_header_decode(buf, sizeof buf, &back), 0);
+    assert_int_equal(back.index, 3);
+    assert_int_equal(back.layout.unit, 65536);
+    assert_int_equal(back.layout.factor, 4);
+    assert_int_equal(back.layout.file_id, 0x1234abcd);
+    assert_int_equal(stripe_header_decode(buf, sizeof buf - 1, &back), -EINVAL);
+    for (size_t i = 0; i < sizeof buf; i++)
+        for (int bit = 0; bit < 8; bit++) {
+            buf[i] ^= (uint8_t) (1 << bit);
+            assert_int_equal(stripe_header_decode(buf, sizeof buf, &back), -EINVAL);
+            buf[i] ^= (uint8_t) (1 << bit);
+        }
+    h.index = 4;                        /* past the factor, though well encoded */
+    stripe_header_encode(&h, buf);
+    assert_int_equal(stripe_header_decode(buf, sizeof buf, &back), -EINVAL);
+    h.index = 0;
+    h.layout.unit = 0;
+    stripe_header_encode(&h, buf);
+    assert_int_equal(stripe_header_decode(buf, sizeof buf, &back), -EINVAL);
+}
+
+static void test_server_lists(void **state)
+{
+    (void) state;
+    struct stripe_servers s;
+    char text[512], path[] = "/tmp/stripe-conf-XXXXXX";
+    assert_int_equal(stripe_servers_parse("a:1,[::1]:2,host.example:65535", &s), 0);
+    assert_int_equal(s.n, 3);
+    assert_string_equal(s.at[1].host, "::1");
+    assert_string_equal(s.at[2].port, "65535");
+    assert_int_equal(stripe_servers_format(&s, text, sizeof text), 0);
+    assert_string_equal(text, "a:1,[::1]:2,host.example:65535");
+    assert_int_equal(stripe_servers_format(&s, text, 10), -ENOSPC);
+    const char *bad[] = { "", "a", "a:", ":1", "a:1,", "a:x", "[::1:2", "a:1,,b:2" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(stripe_servers_parse(bad[i], &s), -EINVAL);
+
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char conf[] = "# I/O servers\n\nserver a:1   # first\n  server\t[::1]:2\n";
+    assert_int_equal(write(fd, conf, sizeof conf - 1), (ssize_t) sizeof conf - 1);
+    close(fd);
+    assert_int_equal(stripe_servers_load(path, &s), 0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.at[1].host, "::1");
+    FILE *fp = fopen(path, "a");
+    fputs("servers b:3\n", fp);
+    fclose(fp);
+    assert_int_equal(stripe_servers_load(path, &s), -EINVAL);
+    unlink(path);
+    assert_int_equal(stripe_servers_load(path, &s), -ENOENT);
+}
+
+static void open_file(struct stripe_file *f, const char *path, uint32_t flags, uint64_t unit,
+                      uint32_t factor)
+{
+    struct stripe_open_args a = { .flags = flags, .mode = 0644, .unit = unit, .factor = factor,
+                                  .timeout_ms = 10000 };
+    assert_int_equal(stripe_open(f, &sv, path, &a), 0);
+}
+
+/* The bytes of object i's data as they sit in server i's export root. */
+static uint8_t *object_data(int i, const char *name, size_t *len)
+{
+    char path[4200];
+    uint8_t *all = read_file(test_path(&ts[i], name, path, sizeof path), len);
+    assert_non_null(all);
+    assert_true(*len >= STRIPE_HDR_SIZE);
+    struct stripe_header h;
+    assert_int_equal(stripe_header_decode(all, *len, &h), 0);
+    assert_int_equal(h.index, i);
+    *len -= STRIPE_HDR_SIZE;
+    memmove(all, all + STRIPE_HDR_SIZE, *len);
+    return all;
+}
+
+/* Every logical byte of `expect` is where the layout says, in its object
+ * (an object may end early where the file has a hole). */
+static void check_placement(const struct stripe_layout *l, const char *name,
+                            const uint8_t *expect, uint64_t size)
+{
+    uint8_t *obj[NSERVERS];
+    size_t len[NSERVERS];
+    for (uint32_t i = 0; i < l->factor; i++) {
+        obj[i] = object_data((int) i, name, &len[i]);
+        assert_true(len[i] <= stripe_local_size(l, i, size));
+    }
+    for (uint64_t off = 0; off < size; off++) {
+        uint32_t o = stripe_object_of(l, off);
+        uint64_t local = stripe_local_of(l, off);
+        assert_int_equal(local < len[o] ? obj[o][local] : 0, expect[off]);
+    }
+    for (uint32_t i = 0; i < l->factor; i++)
+        free(obj[i]);
+}
+
+static void test_contiguous_and_size(void **state)
+{
+    (void) state;
+    struct stripe_file f;
+    uint64_t size, moved;
+    const uint64_t len = 3u << 20;
+    uint8_t *src = malloc(len), *dst = malloc(len + 100);
+    fill_random(src, len, 7);
+    open_file(&f, "/c", RFS_O_RDWR | RFS_O_CREAT | RFS_O_EXCL, 1000, 0);
+    assert_int_equal(f.layout.factor, NSERVERS);
+    struct stripe_view whole = { 0 };
+    assert_int_equal(stripe_io(&f, STRIPE_LIST, &whole, 0, len, (char *) src, 1, &moved), 0);
+    assert_int_equal(moved, len);
+    assert_int_equal(stripe_size(&f, &size), 0);
+    assert_int_equal(size, len);
+    assert_int_equal(stripe_sync(&f), 0);
+    check_placement(&f.layout, "c", src, len);
+
+    /* a read past the end: short, and only the bytes before it count */
+    assert_int_equal(stripe_io(&f, STRIPE_LIST, &whole, len - 5000, 5100, (char *) dst, 0,
+                               &moved), 0);
+    assert_int_equal(moved, 5000);
+    assert_memory_equal(dst, src + len - 5000, 5000);
+    for (int m = STRIPE_NAIVE; m < STRIPE_METHODS; m++) {
+        memset(dst, 0, len);
+        assert_int_equal(stripe_io(&f, (enum stripe_method) m, &whole, 0, len, (char *) dst, 0,
+                                   &moved), 0);
+        assert_int_equal(moved, len);
+        assert_memory_equal(dst, src, len);
+    }
+
+    /* shrink into the middle of a stripe, then grow: a hole of zeros */
+    assert_int_equal(stripe_truncate(&f, 4321), 0);
+    assert_int_equal(stripe_size(&f, &size), 0);
+    assert_int_equal(size, 4321);
+    assert_int_equal(stripe_truncate(&f, 10000), 0);
+    assert_int_equal(stripe_size(&f, &size), 0);
+    assert_int_equal(size, 10000);
+    memset(src + 4321, 0, 10000 - 4321);
+    check_placement(&f.layout, "c", src, 10000);
+    assert_int_equal(stripe_prealloc(&f, 0, 50000), 0);
+    assert_int_equal(stripe_size(&f, &size), 0);
+    assert_int_equal(size, 50000);
+    assert_int_equal(stripe_close(&f), 0);
+
+    /* reopened with other wishes: the file keeps its own layout */
+    open_file(&f, "/c", RFS_O_RDWR | RFS_O_CREAT, 65536, 1);
+    assert_int_equal(f.layout.unit, 1000);
+    assert_int_equal(f.layout.factor, NSERVERS);
+    assert_int_equal(stripe_close(&f), 0);
+    assert_int_equal(stripe_unlink(&sv, "/c", 10000), 0);
+    struct stripe_open_args a = { .flags = RFS_O_RDWR, .timeout_ms = 10000 };
+    assert_int_equal(stripe_open(&f, &sv, "/c", &a), RFS_E_NOENT);
+    assert_int_equal(stripe_unlink(&sv, "/c", 10000), RFS_E_NOENT);
+    free(src);
+    free(dst);
+}
+
+/* A view of 40 blocks of 37 bytes every 150: runs that do not divide the
+ * stripe unit, moved by each method, checked in the objects. */
+static void test_methods_through_a_view(void **state)
+{
+    (void) state;
+    struct dtype *t = dtype_vector(40, 37, 150, NULL);
+    assert_non_null(t);
+    size_t enc_len = dtype_serialize(t, NULL);
+    uint8_t *enc = malloc(enc_len);
+    dtype_serialize(t, enc);
+    struct stripe_view v = { .type = t, .disp = 11, .enc = enc, .enc_len = enc_len };
+    const uint64_t ninst = 50, data = ninst * (uint64_t) t->size;
+    uint64_t fsize = 11 + (ninst - 1) * (uint64_t) t->extent + (uint64_t) t->true_ub, moved;
+    uint8_t *src = malloc(data), *dst = malloc(data), *expect = calloc(1, fsize);
+
+    for (int m = STRIPE_NAIVE; m < STRIPE_METHODS; m++) {
+        struct stripe_file f;
+        char name[16];
+        snprintf(name, sizeof name, "/v%d", m);
+        open_file(&f, name, RFS_O_RDWR | RFS_O_CREAT, 256, 2);
+        fill_random(src, data, (unsigned) m + 1);
+        struct stripe_stats before = f.stats;
+        assert_int_equal(stripe_io(&f, (enum stripe_method) m, &v, 0, data, (char *) src, 1,
+                                   &moved), 0);
+        assert_int_equal(moved, data);
+        if (m == STRIPE_DATATYPE)   /* one request per object for the whole call */
+            assert_int_equal(f.stats.view_requests - before.view_requests, 2);
+        if (m == STRIPE_LIST)       /* 2000 runs, at most 2 pieces each, 64 pairs a request */
+            assert_true(f.stats.list_requests - before.list_requests <= 2 * 4000 / 64 + 2);
+
+        /* the expected file: the view's runs hold the data in order */
+        memset(expect, 0, fsize);
+        struct dtype_iter it;
+        int64_t off, len, at = 0;
+        assert_int_equal(dtype_iter_init(&it, t, (int64_t) ninst, 11, 0, (int64_t) data), 0);
+        while (dtype_iter_next(&it, &off, &len)) {
+            memcpy(expect + off, src + at, (size_t) len);
+            at += len;
+        }
+        char bare[16];
+        snprintf(bare, sizeof bare, "v%d", m);
+        check_placement(&f.layout, bare, expect, fsize);
+
+        /* read back by every method, from an offset inside the view */
+        for (int r = STRIPE_NAIVE; r < STRIPE_METHODS; r++) {
+            memset(dst, 0xee, data);
+            assert_int_equal(stripe_io(&f, (enum stripe_method) r, &v, 100, data - 100,
+                                       (char *) dst, 0, &moved), 0);
+            assert_int_equal(moved, data - 100);
+            assert_memory_equal(dst, src + 100, data - 100);
+        }
+        /* past the end of the file: short */
+        assert_int_equal(stripe_io(&f, STRIPE_DATATYPE, &v, data - 10, 500, (char *) dst, 0,
+                                   &moved), 0);
+        assert_int_equal(moved, 10);
+        assert_int_equal(stripe_close(&f), 0);
+        assert_int_equal(stripe_unlink(&sv, name, 10000), 0);
+    }
+    dtype_free(t);
+    free(enc);
+    free(src);
+    free(dst);
+    free(expect);
+}
+
+/* Objects that do not belong together, or a list too short for the file. */
+static void test_foreign_objects(void **state)
+{
+    (void) state;
+    struct stripe_file f, g;
+    char a[4200], b[4200];
+    open_file(&f, "/x", RFS_O_RDWR | RFS_O_CREAT, 4096, 0);
+    assert_int_equal(stripe_close(&f), 0);
+    open_file(&g, "/y", RFS_O_RDWR | RFS_O_CREAT, 4096, 0);
+    assert_int_equal(stripe_close(&g), 0);
+    /* object 2 of /x replaced by object 2 of /y */
+    assert_int_equal(rename(test_path(&ts[2], "y", b, sizeof b),
+                            test_path(&ts[2], "x", a, sizeof a)), 0);
+    struct stripe_open_args args = { .flags = RFS_O_RDWR, .timeout_ms = 10000 };
+    assert_int_equal(stripe_open(&f, &sv, "/x", &args), RFS_E_INVAL);
+    assert_int_equal(f.failed, 2);
+    struct stripe_servers two = sv;
+    two.n = 2;
+    assert_int_equal(stripe_open(&f, &two, "/y", &args), RFS_E_INVAL);
+    assert_int_equal(f.failed, 0);
+    /* a plain file is no striped file */
+    FILE *fp = fopen(test_path(&ts[0], "plain", a, sizeof a), "w");
+    fputs("hello", fp);
+    fclose(fp);
+    assert_int_equal(stripe_open(&f, &sv, "/plain", &args), RFS_E_INVAL);
+}
+
+/* One server goes away: calls that need it fail, none hangs. */
+static void test_server_lost(void **state)
+{
+    (void) state;
+    struct stripe_file f;
+    uint64_t moved;
+    char buf[10000];
+    struct stripe_view whole = { 0 };
+    open_file(&f, "/lost", RFS_O_RDWR | RFS_O_CREAT, 1000, 0);
+    memset(buf, 'a', sizeof buf);
+    assert_int_equal(stripe_io(&f, STRIPE_LIST, &whole, 0, sizeof buf, buf, 1, &moved), 0);
+    test_server_stop(&ts[1]);
+    ts[1].root[0] = '\0';
+    assert_true(stripe_io(&f, STRIPE_LIST, &whole, 0, sizeof buf, buf, 1, &moved) < 0);
+    assert_int_equal(f.failed, 1);
+    uint64_t size;
+    assert_true(stripe_size(&f, &size) != 0);
+    assert_int_equal(f.failed, 1);
+    stripe_close(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_layout_math),
+        cmocka_unit_test(test_header),
+        cmocka_unit_test(test_server_lists),
+        cmocka_unit_test_setup_teardown(test_contiguous_and_size, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_methods_through_a_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_foreign_objects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_server_lost, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
