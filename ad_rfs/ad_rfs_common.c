@@ -9,6 +9,7 @@
 
 #include "ad_rfs.h"
 #include "adio_extern.h"
+#include "dtype/dtype_view.h"
 
 static int parse_endpoint(const char *name, char *host, size_t hostlen, char *port,
                           size_t portlen, const char **rest);
@@ -200,12 +201,7 @@ MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype 
         *error_code = ADIOI_RFS_Error(rc, myname, f, is_write ? "write" : "read");
         return 0;
     }
-    if (file_ptr_type == ADIO_INDIVIDUAL)
-        fd->fp_ind += (ADIO_Offset) done;
-    fd->fp_sys_posn = offset + (ADIO_Offset) done;
-#ifdef HAVE_STATUS_SET_BYTES
-    MPIR_Status_set_bytes(status, datatype, (MPI_Count) done);
-#endif
+    dtype_view_contig_done(fd, datatype, file_ptr_type, offset, done, status);
     *error_code = MPI_SUCCESS;
     return (MPI_Offset) done;
 }

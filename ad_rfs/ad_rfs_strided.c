@@ -1,205 +1,57 @@
 /*
- * Native noncontiguous I/O (RFS paper; datatype I/O paper): the memory
- * side is packed (writes) or unpacked (reads) here, in pieces of at most
- * ADIOI_RFS_PACK_PIECE bytes; the file side is the view, shipped to the
- * server once per MPI_File_set_view (riding on the next request) and
- * applied there by the datatype iterator. Data crosses the network once,
- * with no read-modify-write. A datatype the engine cannot describe falls
- * back to ROMIO's generic strided code, which is slower but right.
+ * Native noncontiguous I/O (RFS paper; datatype I/O paper): the view is
+ * shipped to the server once per MPI_File_set_view (riding on the next
+ * request) and applied there by the datatype iterator, so data crosses
+ * the network once, with no read-modify-write. Packing, positions and
+ * locks are dtype_view.c's.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
-
 #include "ad_rfs.h"
 #include "adio_extern.h"
-#include "dtype/dtype_mpi.h"
+#include "dtype/dtype_view.h"
 
-#define ADIOI_RFS_PACK_PIECE (32 << 20)
-
-/* A description of an MPI type, freed after use if not cached. */
-struct described {
-    const struct dtype *t;
-    int owned;
-};
-
-static void release(struct described *d)
+/* The server has the view once set_view (or set_info) has not changed it
+ * since it was last queued. */
+static int rfs_prepare(ADIO_File fd, const struct dtype *file)
 {
-    if (d->owned)
-        dtype_free((struct dtype *) d->t);
-    d->t = NULL;
-}
-
-/* Queue the view for the server if set_view (or set_info) may have
- * changed it since it was last queued. */
-static int view_sync(ADIO_File fd, ADIOI_RFS_File *f, const struct dtype *file)
-{
-    if (!f->view_stale)
-        return 0;
+    ADIOI_RFS_File *f = fd->fs_ptr;
+    int rc = ADIOI_RFS_Ready(f);
+    if (rc != 0 || !file || !f->view_stale)
+        return rc;
     size_t n = dtype_serialize(file, NULL);
     uint8_t *enc = ADIOI_Malloc(n);
     dtype_serialize(file, enc);
-    int rc = rfs_set_view(&f->client, ADIOI_RFS_HANDLE, (uint64_t) fd->disp, enc, n);
+    rc = rfs_set_view(&f->client, ADIOI_RFS_HANDLE, (uint64_t) fd->disp, enc, n);
     ADIOI_Free(enc);
     if (rc == 0)
         f->view_stale = 0;
     return rc;
 }
 
-/* The file offset just past data byte `pos` of the view, and of its first
- * data byte at or after `pos`. */
-static ADIO_Offset view_offset(ADIO_File fd, const struct dtype *file, int64_t pos, int after)
+static int rfs_move(ADIO_File fd, const struct dtype *file, char *data, int64_t n, int64_t pos,
+                    int is_write, uint64_t *got)
 {
-    struct dtype_iter it;
-    int64_t off = fd->disp, len;
-    int64_t first = after ? pos - 1 : pos;
-    if (!file)
-        return fd->disp + pos;
-    if (dtype_iter_init(&it, file, first / file->size + 1, fd->disp, first, first + 1) == 0)
-        dtype_iter_next(&it, &off, &len);
-    return after ? off + 1 : off;
-}
-
-/*
- * The data position of the view at file offset `at` (the individual file
- * pointer): the data bytes of the runs before it. Views are monotonic
- * (ROMIO checks), so only the runs of the instance holding `at` are
- * walked. ROMIO's ADIOI_Get_position gets types whose lb lies above their
- * first data byte wrong (a resized MPI_INT, in MPICH's test/mpi/io).
- */
-static int64_t view_position(ADIO_File fd, const struct dtype *file, ADIO_Offset at)
-{
-    struct dtype_iter it;
-    int64_t off, len, k, pos;
-    if (!file)
-        return at > fd->disp ? at - fd->disp : 0;
-    k = file->extent > 0 ? (at - fd->disp - file->true_lb) / file->extent - 1 : 0;
-    if (k < 0)
-        k = 0;
-    pos = k * file->size;
-    if (dtype_iter_init(&it, file, k + 3, fd->disp, pos, (k + 3) * file->size) < 0)
-        return pos;
-    while (dtype_iter_next(&it, &off, &len) && off < at)
-        pos += at - off < len ? at - off : len;
-    return pos;
-}
-
-/* Atomic mode: a server lock over the file bytes the access touches. */
-static void lock_span(ADIO_File fd, const struct dtype *file, int64_t pos, int64_t len,
-                      int is_write, ADIO_Offset *start, ADIO_Offset *span)
-{
-    *start = view_offset(fd, file, pos, 0);
-    *span = view_offset(fd, file, pos + len, 1) - *start;
-    if (is_write)
-        ADIOI_WRITE_LOCK(fd, *start, SEEK_SET, *span);
-    else
-        ADIOI_READ_LOCK(fd, *start, SEEK_SET, *span);
-}
-
-/* Move `total` data bytes between the typed buffer and the view from data
- * position `pos`; *moved gets the bytes moved (short only at end of file). */
-static int transfer(ADIOI_RFS_File *f, char *buf, const struct described *mem, int count,
-                    const struct dtype *file, ADIO_Offset disp, int64_t pos, int64_t total,
-                    int is_write, int64_t *moved)
-{
-    char *piece = NULL;
-    int rc = 0;
-    *moved = 0;
-    if (mem->t)
-        piece = ADIOI_Malloc(total < ADIOI_RFS_PACK_PIECE ? total : ADIOI_RFS_PACK_PIECE);
-    while (rc == 0 && *moved < total) {
-        int64_t n = mem->t ? total - *moved : total;
-        uint64_t got = 0;
-        if (n > ADIOI_RFS_PACK_PIECE && mem->t)
-            n = ADIOI_RFS_PACK_PIECE;
-        char *data = mem->t ? piece : buf + *moved;
-        if (is_write && mem->t)
-            dtype_pack(mem->t, count, buf, *moved, n, piece);
-        uint64_t at = (uint64_t) (pos + *moved);
-        if (is_write) {
-            rc = file ? rfs_vwrite(&f->client, ADIOI_RFS_HANDLE, data, n, at)
-                      : rfs_pwrite(&f->client, ADIOI_RFS_HANDLE, data, n, disp + at);
-            got = (uint64_t) n;
-        } else {
-            rc = file ? rfs_vread(&f->client, ADIOI_RFS_HANDLE, data, n, at, &got)
-                      : rfs_pread(&f->client, ADIOI_RFS_HANDLE, data, n, disp + at, &got);
-            if (rc == 0 && mem->t)
-                dtype_unpack(mem->t, count, buf, *moved, (int64_t) got, piece);
-        }
-        if (rc == 0)
-            *moved += (int64_t) got;
-        if ((int64_t) got < n)
-            break;                      /* end of file */
+    ADIOI_RFS_File *f = fd->fs_ptr;
+    uint64_t at = (uint64_t) pos;
+    if (is_write) {
+        *got = (uint64_t) n;
+        return file ? rfs_vwrite(&f->client, ADIOI_RFS_HANDLE, data, n, at)
+                    : rfs_pwrite(&f->client, ADIOI_RFS_HANDLE, data, n, fd->disp + at);
     }
-    if (piece)
-        ADIOI_Free(piece);
-    return rc;
+    return file ? rfs_vread(&f->client, ADIOI_RFS_HANDLE, data, n, at, got)
+                : rfs_pread(&f->client, ADIOI_RFS_HANDLE, data, n, fd->disp + at, got);
 }
 
-static int describe(MPI_Datatype type, struct described *d)
+static int rfs_error(ADIO_File fd, int rc, int is_write)
 {
-    int contig;
-    MPI_Count size, lb, extent;
-    d->t = NULL;
-    d->owned = 0;
-    /* contiguous and tiling without gaps: a resized contiguous type is not */
-    ADIOI_Datatype_iscontig(type, &contig);
-    MPI_Type_size_x(type, &size);
-    MPI_Type_get_extent_x(type, &lb, &extent);
-    if (contig && size == extent)
-        return 0;
-    return dtype_mpi_get(type, &d->t, &d->owned);
+    return ADIOI_RFS_Error(rc, "ADIOI_RFS_STRIDED_IO", fd->fs_ptr, is_write ? "write" : "read");
 }
+
+static const struct dtype_view_ops rfs_view_ops = { rfs_prepare, rfs_move, rfs_error };
 
 void ADIOI_RFS_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                           int is_write, int *error_code)
 {
-    static char myname[] = "ADIOI_RFS_STRIDED_IO";
-    ADIOI_RFS_File *f = fd->fs_ptr;
-    struct described mem, file;
-    MPI_Count type_size;
-    int64_t moved = 0;
-
-    if (describe(datatype, &mem) < 0 || describe(fd->filetype, &file) < 0) {
-        release(&mem);
-        if (is_write)
-            ADIOI_GEN_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
-                                   error_code);
-        else
-            ADIOI_GEN_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
-                                  error_code);
-        return;
-    }
-    MPI_Type_size_x(datatype, &type_size);
-    int64_t total = (int64_t) type_size * count;
-    int64_t pos = file_ptr_type == ADIO_INDIVIDUAL ? view_position(fd, file.t, fd->fp_ind)
-                                                   : offset * fd->etype_size;
-
-    int rc = 0;
-    if (total > 0) {
-        ADIO_Offset lock_start = 0, lock_len = 0;
-        rc = ADIOI_RFS_Ready(f);
-        if (rc == 0 && file.t)
-            rc = view_sync(fd, f, file.t);
-        if (rc == 0 && fd->atomicity)
-            lock_span(fd, file.t, pos, total, is_write, &lock_start, &lock_len);
-        if (rc == 0)
-            rc = transfer(f, buf, &mem, count, file.t, fd->disp, pos, total, is_write, &moved);
-        if (fd->atomicity && lock_len > 0)
-            ADIOI_UNLOCK(fd, lock_start, SEEK_SET, lock_len);
-    }
-    if (rc == 0 && moved > 0 && file_ptr_type == ADIO_INDIVIDUAL)
-        fd->fp_ind = view_offset(fd, file.t, pos + moved, 1);
-    fd->fp_sys_posn = -1;               /* unknown after a noncontiguous access */
-    release(&mem);
-    release(&file);
-    if (rc != 0) {
-        *error_code = ADIOI_RFS_Error(rc, myname, f, is_write ? "write" : "read");
-        return;
-    }
-#ifdef HAVE_STATUS_SET_BYTES
-    MPIR_Status_set_bytes(status, datatype, (MPI_Count) moved);
-#endif
-    *error_code = MPI_SUCCESS;
+    dtype_view_strided_io(fd, buf, count, datatype, file_ptr_type, offset, status, is_write,
+                          &rfs_view_ops, error_code);
 }

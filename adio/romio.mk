@@ -14,11 +14,14 @@ noinst_HEADERS +=                       \
     adio/netcore/proto/rfs_client.h     \
     adio/netcore/dtype/dtype.h          \
     adio/netcore/dtype/dtype_mpi.h          \
+    adio/netcore/dtype/dtype_view.h         \
     adio/netcore/abt/abt.h                  \
     adio/netcore/abt/abt_pool.h             \
     adio/netcore/abt/abt_stage.h            \
     adio/netcore/abt/abt_model.h            \
-    adio/netcore/abt/abt_sink.h
+    adio/netcore/abt/abt_sink.h             \
+    adio/netcore/stripe/stripe.h            \
+    adio/netcore/stripe/stripe_file.h
 
 romio_other_sources +=                  \
     adio/netcore/net/net_tcp.c          \
@@ -28,11 +31,16 @@ romio_other_sources +=                  \
     adio/netcore/dtype/dtype_iter.c     \
     adio/netcore/dtype/dtype_wire.c     \
     adio/netcore/dtype/dtype_mpi.c      \
+    adio/netcore/dtype/dtype_view.c     \
     adio/netcore/abt/abt_pool.c         \
     adio/netcore/abt/abt_stage.c        \
     adio/netcore/abt/abt_model.c        \
     adio/netcore/abt/abt_engine.c       \
     adio/netcore/abt/abt_sink_posix.c   \
-    adio/netcore/abt/abt_sink_rfs.c
+    adio/netcore/abt/abt_sink_rfs.c     \
+    adio/netcore/stripe/stripe.c        \
+    adio/netcore/stripe/stripe_servers.c \
+    adio/netcore/stripe/stripe_file.c   \
+    adio/netcore/stripe/stripe_io.c
 
 endif BUILD_NETCORE

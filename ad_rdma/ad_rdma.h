@@ -1,0 +1,71 @@
+/*
+ * The rdma: driver: MPI-IO on a file striped over several rfsd I/O
+ * servers (docs/rdma.md). File names are rdma:/PATH; the servers come
+ * from the rdma_servers hint, $ROMIO_RDMA_SERVERS or a configuration
+ * file, in that order. This version moves data over TCP through the
+ * stream transports of adio/net; noncontiguous requests go as naive,
+ * list or datatype I/O (adio/stripe).
+ */
+#ifndef AD_RDMA_H_INCLUDED
+#define AD_RDMA_H_INCLUDED
+
+#include "adio.h"
+#include "stripe/stripe_file.h"
+
+#define ADIOI_RDMA_DEFAULT_TIMEOUT 120  /* seconds */
+#define ADIOI_RDMA_SERVERS_ENV "ROMIO_RDMA_SERVERS"
+#define ADIOI_RDMA_CONFIG_ENV "ROMIO_RDMA_CONFIG"
+#define ADIOI_RDMA_CONFIG_FILE "/etc/romio-rdma.conf"
+/* Set: every close prints the file's request statistics (stderr). */
+#define ADIOI_RDMA_STATS_ENV "ROMIO_RDMA_STATS"
+
+/* rdma_io_method: the stripe methods, and ROMIO's data sieving. */
+#define ADIOI_RDMA_SIEVE STRIPE_METHODS
+
+/* fd->fs_ptr */
+typedef struct ADIOI_RDMA_File {
+    struct stripe_file sf;
+    struct stripe_servers servers;
+    const char *path;           /* fd->filename */
+    int method;                 /* enum stripe_method or ADIOI_RDMA_SIEVE */
+    int timeout_s;
+    int stats;                  /* rdma_stats=enable or $ROMIO_RDMA_STATS */
+    uint8_t *view_enc;          /* the view's filetype, encoded when it changes */
+    uint64_t view_len;
+    int view_stale;
+} ADIOI_RDMA_File;
+
+/* ad_rdma_common.c */
+int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size_t whylen);
+void ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f);
+int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const char *what);
+void ADIOI_RDMA_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                          int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                          int is_write, int *error_code);
+void ADIOI_RDMA_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                           int is_write, int *error_code);
+
+void ADIOI_RDMA_Open(ADIO_File fd, int *error_code);
+void ADIOI_RDMA_Close(ADIO_File fd, int *error_code);
+void ADIOI_RDMA_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                           int *error_code);
+void ADIOI_RDMA_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                            int *error_code);
+void ADIOI_RDMA_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                            int *error_code);
+void ADIOI_RDMA_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                             int *error_code);
+void ADIOI_RDMA_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *error_code);
+void ADIOI_RDMA_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
+void ADIOI_RDMA_Flush(ADIO_File fd, int *error_code);
+void ADIOI_RDMA_Delete(const char *filename, int *error_code);
+void ADIOI_RDMA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
+int ADIOI_RDMA_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
+                       ADIO_Offset len);
+
+#endif /* AD_RDMA_H_INCLUDED */

@@ -1,0 +1,47 @@
+/* Close: CLOSE on every object; with rdma_stats or $ROMIO_RDMA_STATS,
+ * what this process's open of the file sent, per server and method. */
+#include <stdio.h>
+
+#include "ad_rdma.h"
+
+static void print_stats(const ADIOI_RDMA_File *f)
+{
+    static const char *const names[] = { "naive", "list", "datatype", "sieve" };
+    const struct stripe_stats *st = &f->sf.stats;
+    fprintf(stderr, "rdma stats: %s: method %s, %u servers, unit %llu: calls naive %llu "
+            "list %llu datatype %llu; list requests %llu (%.1f pairs each); datatype requests "
+            "%llu; bytes read %llu written %llu\n", f->path, names[f->method],
+            f->sf.layout.factor, (unsigned long long) f->sf.layout.unit,
+            (unsigned long long) st->calls[STRIPE_NAIVE],
+            (unsigned long long) st->calls[STRIPE_LIST],
+            (unsigned long long) st->calls[STRIPE_DATATYPE],
+            (unsigned long long) st->list_requests,
+            st->list_requests ? (double) st->pairs / (double) st->list_requests : 0.0,
+            (unsigned long long) st->view_requests, (unsigned long long) st->bytes[0],
+            (unsigned long long) st->bytes[1]);
+    for (uint32_t i = 0; i < f->sf.layout.factor; i++) {
+        const struct rfs_client_stats *c = &f->sf.obj[i].stats;
+        fprintf(stderr, "rdma stats: %s: server %u (%s:%s): %llu requests, %llu bytes sent, "
+                "%llu received\n", f->path, i, f->servers.at[i].host, f->servers.at[i].port,
+                (unsigned long long) c->requests, (unsigned long long) c->bytes_out,
+                (unsigned long long) c->bytes_in);
+    }
+}
+
+void ADIOI_RDMA_Close(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_RDMA_CLOSE";
+    ADIOI_RDMA_File *f = fd->fs_ptr;
+
+    *error_code = MPI_SUCCESS;
+    if (!f)
+        return;
+    if (f->stats)
+        print_stats(f);
+    int rc = stripe_close(&f->sf);
+    if (rc != 0)
+        *error_code = ADIOI_RDMA_Error(rc, myname, f, "close");
+    ADIOI_Free(f->view_enc);
+    ADIOI_Free(f);
+    fd->fs_ptr = NULL;
+}

@@ -1,0 +1,180 @@
+/*
+ * What the rdma: entry points share: the server list, hints as the file
+ * holds them, the mapping of failures to MPI error classes, and
+ * contiguous transfers.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad_rdma.h"
+#include "adio_extern.h"
+#include "dtype/dtype_view.h"
+
+/* The list of the last file this process opened: MPI_File_delete gets no
+ * hints, so a program that named its servers by hint can still delete. */
+static struct stripe_servers last_servers;
+
+static int info_value(MPI_Info info, const char *key, char *value)
+{
+    int flag = 0;
+    if (info != MPI_INFO_NULL)
+        ADIOI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
+    return flag;
+}
+
+/*
+ * The servers, from the first of: the rdma_servers hint, $ROMIO_RDMA_SERVERS,
+ * the file $ROMIO_RDMA_CONFIG names or /etc/romio-rdma.conf, and (info
+ * MPI_INFO_NULL: delete) the servers of the last file opened. 0, or -1
+ * and a reason in `why`.
+ */
+int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size_t whylen)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    const char *env = getenv(ADIOI_RDMA_SERVERS_ENV), *conf = getenv(ADIOI_RDMA_CONFIG_ENV);
+    int rc;
+    if (info_value(info, "rdma_servers", value)) {
+        if (stripe_servers_parse(value, sv) == 0)
+            goto found;
+        snprintf(why, whylen, "rdma: hint rdma_servers=%s is not HOST:PORT,...", value);
+        return -1;
+    }
+    if (env) {
+        if (stripe_servers_parse(env, sv) == 0)
+            goto found;
+        snprintf(why, whylen, "rdma: %s=%s is not HOST:PORT,...", ADIOI_RDMA_SERVERS_ENV, env);
+        return -1;
+    }
+    rc = stripe_servers_load(conf ? conf : ADIOI_RDMA_CONFIG_FILE, sv);
+    if (rc == 0)
+        goto found;
+    if (rc != -ENOENT || conf) {
+        snprintf(why, whylen, "rdma: server list %s: %s", conf ? conf : ADIOI_RDMA_CONFIG_FILE,
+                 rc == -ENOENT ? "no such file" : "malformed (lines: server HOST:PORT)");
+        return -1;
+    }
+    if (info == MPI_INFO_NULL && last_servers.n > 0) {
+        *sv = last_servers;
+        return 0;
+    }
+    snprintf(why, whylen, "rdma: no servers: set the rdma_servers hint, %s or %s",
+             ADIOI_RDMA_SERVERS_ENV, ADIOI_RDMA_CONFIG_FILE);
+    return -1;
+  found:
+    last_servers = *sv;
+    return 0;
+}
+
+/* The hints as SetInfo installed them in fd->info. */
+void ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f)
+{
+    static const char *const methods[] = { "naive", "list", "datatype", "sieve" };
+    char value[MPI_MAX_INFO_VAL + 1];
+    f->method = STRIPE_LIST;
+    if (info_value(fd->info, "rdma_io_method", value))
+        for (int m = 0; m <= ADIOI_RDMA_SIEVE; m++)
+            if (strcmp(value, methods[m]) == 0)
+                f->method = m;
+    f->sf.max_pairs = STRIPE_DEFAULT_PAIRS;
+    if (info_value(fd->info, "rdma_list_pairs", value) && atoi(value) > 0 &&
+        atoi(value) <= RFS_MAX_PAIRS)
+        f->sf.max_pairs = (uint32_t) atoi(value);
+    f->timeout_s = ADIOI_RDMA_DEFAULT_TIMEOUT;
+    if (info_value(fd->info, "rdma_timeout", value) && atoi(value) > 0)
+        f->timeout_s = atoi(value);
+    f->stats = getenv(ADIOI_RDMA_STATS_ENV) != NULL ||
+               (info_value(fd->info, "rdma_stats", value) && strcmp(value, "enable") == 0);
+}
+
+static int class_of_status(int status, const char **key, const char **key_s)
+{
+    *key = "**io";
+    *key_s = "**io %s";
+    switch (status) {
+    case RFS_E_NOENT:
+    case RFS_E_NOTDIR:
+        *key = "**filenoexist";
+        *key_s = "**filenoexist %s";
+        return MPI_ERR_NO_SUCH_FILE;
+    case RFS_E_ACCES:
+    case RFS_E_ESCAPE:
+        *key = "**fileaccess";
+        *key_s = "**fileaccess %s";
+        return MPI_ERR_ACCESS;
+    case RFS_E_EXIST: return MPI_ERR_FILE_EXISTS;
+    case RFS_E_NOSPC: return MPI_ERR_NO_SPACE;
+    case RFS_E_DQUOT: return MPI_ERR_QUOTA;
+    case RFS_E_ROFS: return MPI_ERR_READ_ONLY;
+    case RFS_E_ISDIR:
+    case RFS_E_NAMETOOLONG:
+    case RFS_E_INVAL:
+        *key = "**filename";
+        *key_s = "**filename %s";
+        return MPI_ERR_BAD_FILE;
+    case RFS_E_BADF: return MPI_ERR_AMODE;
+    default: return MPI_ERR_IO;
+    }
+}
+
+/*
+ * rc: 0, an rfs_status from a server, or a negative errno. The message
+ * names the server that failed (f->sf.failed), what was done and why.
+ */
+int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const char *what)
+{
+    char msg[1024], server[300] = "rdma";
+    const char *key, *key_s;
+    int errclass;
+    if (rc == 0)
+        return MPI_SUCCESS;
+    if (f && f->sf.failed >= 0)
+        snprintf(server, sizeof server, "rdma server %d (%s:%s)", f->sf.failed,
+                 f->servers.at[f->sf.failed].host, f->servers.at[f->sf.failed].port);
+    const char *path = f && f->path ? f->path : "";
+    if (rc < 0) {
+        errclass = MPI_ERR_IO;
+        key = "**io";
+        key_s = "**io %s";
+        snprintf(msg, sizeof msg, "%s: %s %s: %s", server, what, path,
+                 rc == -ETIMEDOUT ? "no answer within rdma_timeout"
+                 : rc == -ECONNRESET || rc == -ENOTCONN ? "connection lost"
+                 : strerror(-rc));
+    } else {
+        errclass = class_of_status(rc, &key, &key_s);
+        snprintf(msg, sizeof msg, "%s: %s %s: %s", server, what, path,
+                 rc == RFS_E_INVAL && strcmp(what, "open") == 0
+                 ? "not a striped file of these servers (header missing or not matching)"
+                 : rfs_status_str(rc));
+    }
+    return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__, errclass,
+                                key, key_s, msg);
+}
+
+/* ReadContig/WriteContig: `offset` is a byte of the file, the view aside
+ * (ROMIO's two-phase and data sieving call them so). */
+void ADIOI_RDMA_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                                int is_write, int *error_code)
+{
+    static char myname[] = "ADIOI_RDMA_CONTIG_IO";
+    ADIOI_RDMA_File *f = fd->fs_ptr;
+    struct stripe_view bytes = { .type = NULL, .disp = 0 };
+    MPI_Count type_size;
+    uint64_t done = 0;
+    MPI_Type_size_x(datatype, &type_size);
+    uint64_t len = (uint64_t) type_size * (uint64_t) count;
+
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        offset = fd->fp_ind;
+    int method = f->method == ADIOI_RDMA_SIEVE ? STRIPE_LIST : f->method;
+    int rc = stripe_io(&f->sf, (enum stripe_method) method, &bytes, (uint64_t) offset, len, buf,
+                       is_write, &done);
+    if (rc != 0) {
+        *error_code = ADIOI_RDMA_Error(rc, myname, f, is_write ? "write" : "read");
+        return;
+    }
+    dtype_view_contig_done(fd, datatype, file_ptr_type, offset, done, status);
+    *error_code = MPI_SUCCESS;
+}

@@ -1,0 +1,20 @@
+/* Delete: ROMIO passes only the name, so the servers come from the
+ * environment, the configuration file, or the last file opened. */
+#include "ad_rdma.h"
+#include "adio_extern.h"
+
+void ADIOI_RDMA_Delete(const char *filename, int *error_code)
+{
+    static char myname[] = "ADIOI_RDMA_DELETE";
+    ADIOI_RDMA_File f = { .path = filename, .sf = { .failed = -1 } };
+    char why[512];
+
+    if (ADIOI_RDMA_Servers(MPI_INFO_NULL, &f.servers, why, sizeof why) != 0) {
+        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                           MPI_ERR_BAD_FILE, "**filename", "**filename %s",
+                                           why);
+        return;
+    }
+    int rc = stripe_unlink(&f.servers, filename, ADIOI_RDMA_DEFAULT_TIMEOUT * 1000);
+    *error_code = ADIOI_RDMA_Error(rc, myname, &f, "delete");
+}

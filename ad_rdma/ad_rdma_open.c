@@ -1,0 +1,79 @@
+/*
+ * Open: find the servers, open (or create) the file's object on each,
+ * and report the layout the file really has: a file created here takes
+ * striping_factor and striping_unit from the hints, an existing one
+ * keeps the layout stored in its objects' headers.
+ */
+#include <stdio.h>
+
+#include "ad_rdma.h"
+#include "adio_extern.h"
+
+static uint32_t rdma_flags(int access_mode)
+{
+    uint32_t flags = access_mode & ADIO_RDWR ? RFS_O_RDWR
+                   : access_mode & ADIO_WRONLY ? RFS_O_WRONLY : RFS_O_RDONLY;
+    if (access_mode & ADIO_CREATE)
+        flags |= RFS_O_CREAT;
+    if (access_mode & ADIO_EXCL)
+        flags |= RFS_O_EXCL;
+    return flags;
+}
+
+/* MPI_File_get_info then says what the file has, not what was asked. */
+static void report_layout(ADIO_File fd, const ADIOI_RDMA_File *f)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    fd->hints->striping_unit = (int) f->sf.layout.unit;
+    fd->hints->striping_factor = (int) f->sf.layout.factor;
+    snprintf(value, sizeof value, "%llu", (unsigned long long) f->sf.layout.unit);
+    ADIOI_Info_set(fd->info, "striping_unit", value);
+    snprintf(value, sizeof value, "%u", f->sf.layout.factor);
+    ADIOI_Info_set(fd->info, "striping_factor", value);
+    if (stripe_servers_format(&f->servers, value, sizeof value) == 0)
+        ADIOI_Info_set(fd->info, "rdma_servers", value);
+}
+
+void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_RDMA_OPEN";
+    ADIOI_RDMA_File *f = ADIOI_Calloc(1, sizeof *f);
+    char why[512];
+
+    fd->fd_sys = -1;
+    fd->fd_direct = -1;
+    f->path = fd->filename;
+    if (ADIOI_RDMA_Servers(fd->info, &f->servers, why, sizeof why) != 0) {
+        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                           MPI_ERR_BAD_FILE, "**filename", "**filename %s",
+                                           why);
+        ADIOI_Free(f);
+        return;
+    }
+    ADIOI_RDMA_Get_hints(fd, f);
+    uint32_t max_pairs = f->sf.max_pairs;
+    struct stripe_open_args a = {
+        .flags = rdma_flags(fd->access_mode),
+        .mode = fd->perm != ADIO_PERM_NULL ? (uint32_t) fd->perm : 0666,
+        .unit = fd->hints->striping_unit > 0 ? (uint64_t) fd->hints->striping_unit : 0,
+        .factor = fd->hints->striping_factor > 0 ? (uint32_t) fd->hints->striping_factor : 0,
+        .timeout_ms = f->timeout_s * 1000,
+    };
+    int rc = stripe_open(&f->sf, &f->servers, f->path, &a);
+    f->sf.max_pairs = max_pairs;
+    uint64_t size = 0;
+    if (rc == 0 && (fd->access_mode & ADIO_APPEND))
+        rc = stripe_size(&f->sf, &size);
+    if (rc != 0) {
+        *error_code = ADIOI_RDMA_Error(rc, myname, f, "open");
+        stripe_close(&f->sf);
+        ADIOI_Free(f);
+        return;
+    }
+    if (fd->access_mode & ADIO_APPEND)
+        fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset) size;
+    f->view_stale = 1;
+    report_layout(fd, f);
+    fd->fs_ptr = f;
+    *error_code = MPI_SUCCESS;
+}

@@ -1,0 +1,48 @@
+/*
+ * Noncontiguous independent I/O by rdma_io_method: naive, list or
+ * datatype I/O (adio/stripe/stripe_io.c) under ROMIO's view semantics
+ * (dtype_view.c, which packs the memory side). A datatype transfer sends
+ * the encoded view, which each server keeps until set_view changes it.
+ */
+#include "ad_rdma.h"
+#include "adio_extern.h"
+#include "dtype/dtype_view.h"
+
+static int rdma_prepare(ADIO_File fd, const struct dtype *file)
+{
+    ADIOI_RDMA_File *f = fd->fs_ptr;
+    if (!file || !f->view_stale)
+        return 0;
+    size_t n = dtype_serialize(file, NULL);
+    ADIOI_Free(f->view_enc);
+    f->view_enc = ADIOI_Malloc(n);
+    dtype_serialize(file, f->view_enc);
+    f->view_len = n;
+    f->view_stale = 0;
+    return 0;
+}
+
+static int rdma_move(ADIO_File fd, const struct dtype *file, char *data, int64_t n, int64_t pos,
+                     int is_write, uint64_t *got)
+{
+    ADIOI_RDMA_File *f = fd->fs_ptr;
+    struct stripe_view view = { .type = file, .disp = (uint64_t) fd->disp,
+                                .enc = f->view_enc, .enc_len = f->view_len };
+    return stripe_io(&f->sf, (enum stripe_method) f->method, &view, (uint64_t) pos,
+                     (uint64_t) n, data, is_write, got);
+}
+
+static int rdma_error(ADIO_File fd, int rc, int is_write)
+{
+    return ADIOI_RDMA_Error(rc, "ADIOI_RDMA_STRIDED_IO", fd->fs_ptr, is_write ? "write" : "read");
+}
+
+static const struct dtype_view_ops rdma_view_ops = { rdma_prepare, rdma_move, rdma_error };
+
+void ADIOI_RDMA_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                           int is_write, int *error_code)
+{
+    dtype_view_strided_io(fd, buf, count, datatype, file_ptr_type, offset, status, is_write,
+                          &rdma_view_ops, error_code);
+}

@@ -1,0 +1,39 @@
+/*
+ * Noncontiguous I/O through ROMIO file views with the datatype engine,
+ * shared by the drivers that move views natively (rfs:, rdma:): the
+ * memory side is packed (writes) or unpacked (reads) here in pieces of
+ * at most DTYPE_VIEW_PIECE bytes; the driver moves each piece to or
+ * from the data positions of the view. Positions, file pointers, atomic
+ * mode locks and the status follow MPI. A type the engine cannot
+ * describe goes to ROMIO's generic strided code instead.
+ */
+#ifndef DTYPE_VIEW_H_INCLUDED
+#define DTYPE_VIEW_H_INCLUDED
+
+#include "adio.h"
+#include "dtype/dtype.h"
+
+#define DTYPE_VIEW_PIECE (32 << 20)
+
+struct dtype_view_ops {
+    /* Before data moves; `file` is the view's filetype (NULL: the file's
+     * bytes from the displacement on). 0 or a driver error code. */
+    int (*prepare)(ADIO_File fd, const struct dtype *file);
+    /* Move n data bytes at view data position pos; *got gets the bytes
+     * moved (fewer only at the end of the file). 0 or a driver error code. */
+    int (*move)(ADIO_File fd, const struct dtype *file, char *data, int64_t n, int64_t pos,
+                int is_write, uint64_t *got);
+    /* The MPI error code of a driver error code. */
+    int (*error)(ADIO_File fd, int rc, int is_write);
+};
+
+void dtype_view_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                           int is_write, const struct dtype_view_ops *ops, int *error_code);
+
+/* After a contiguous transfer of `done` bytes from byte `offset` of the
+ * file: the file pointers and the status, as ROMIO expects them. */
+void dtype_view_contig_done(ADIO_File fd, MPI_Datatype datatype, int file_ptr_type,
+                            ADIO_Offset offset, uint64_t done, ADIO_Status *status);
+
+#endif /* DTYPE_VIEW_H_INCLUDED */
