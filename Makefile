@@ -10,6 +10,7 @@
 #                        noncontiguous patterns: native vs data sieving vs ufs
 #   make bench-noncontig the noncontiguous patterns alone
 #   make bench-abt       the RFS paper's ABT experiment (periodic output, slow link)
+#   make bench-rdma      rdma: over 4 servers: naive, data sieving, list and datatype I/O
 
 MPICH_VERSION := 4.0.2
 CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)
@@ -44,7 +45,8 @@ FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/%.o,$(1))
 
 .PHONY: all deps mpich rfsd unit check \
-        check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt clean distclean
+        check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
+        clean distclean
 .DEFAULT_GOAL := all
 all: mpich rfsd
 
@@ -103,6 +105,10 @@ bench: all
 	@bash test/bench/run.sh $(CURDIR)
 	@bash test/bench/noncontig.sh $(CURDIR)
 	@bash test/bench/abt.sh $(CURDIR)
+	@bash test/bench/rdma.sh $(CURDIR)
+
+bench-rdma: all
+	@bash test/bench/rdma.sh $(CURDIR)
 
 bench-abt: all
 	@bash test/bench/abt.sh $(CURDIR)

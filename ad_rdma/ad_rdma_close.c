@@ -8,10 +8,11 @@ static void print_stats(const ADIOI_RDMA_File *f)
 {
     static const char *const names[] = { "naive", "list", "datatype", "sieve" };
     const struct stripe_stats *st = &f->sf.stats;
-    fprintf(stderr, "rdma stats: %s: method %s, %u servers, unit %llu: calls naive %llu "
-            "list %llu datatype %llu; list requests %llu (%.1f pairs each); datatype requests "
-            "%llu; bytes read %llu written %llu\n", f->path, names[f->method],
-            f->sf.layout.factor, (unsigned long long) f->sf.layout.unit,
+    fprintf(stderr, "rdma stats: %s: method %s, %u servers, unit %llu: data requests %llu; "
+            "calls naive %llu list %llu datatype %llu; list requests %llu (%.1f pairs each); "
+            "datatype requests %llu; bytes read %llu written %llu\n", f->path,
+            names[f->method], f->sf.layout.factor, (unsigned long long) f->sf.layout.unit,
+            (unsigned long long) st->data_requests,
             (unsigned long long) st->calls[STRIPE_NAIVE],
             (unsigned long long) st->calls[STRIPE_LIST],
             (unsigned long long) st->calls[STRIPE_DATATYPE],

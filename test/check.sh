@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make check: unit tests, MPI integration tests, ROMIO's test suite over
-# rfs:, abt:rfs: and abt:ufs:, MPICH's test/mpi/io over rfs:. Ends with one
-# line "N passed, N failed, N skipped".
+# rfs:, abt:rfs:, abt:ufs: and rdma: (1, 2 and 4 servers), MPICH's
+# test/mpi/io over rfs:. Ends with one line "N passed, N failed, N skipped".
 set -u
 repo=$1
 mpich_dir=$2
@@ -10,10 +10,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/rfs-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 bash "$repo/test/run-unit.sh" "$repo/build/obj/plain" "$work/unit.res" test_proto test_net test_server \
-    test_dtype test_dtype_mpi test_abt
+    test_dtype test_dtype_mpi test_abt test_stripe
 bash "$repo/test/integration/run.sh" "$prefix" "$work/integration" "$work/integration.res"
 bash "$repo/test/romio/run.sh" "$prefix" "$mpich_dir" "$work/romio" "$work/romio.res" \
-    rfs abt-rfs abt-ufs
+    rfs abt-rfs abt-ufs rdma-1-65536-list rdma-2-4096-datatype rdma-4-1000-list rdma-4-65536-datatype
 bash "$repo/test/mpich-io/run.sh" "$prefix" "$mpich_dir" "$work/mpich-io" "$work/mpich-io.res"
 
 total_p=0 total_f=0 total_s=0

@@ -32,6 +32,20 @@ start_rfsd() {
     return 1
 }
 
+# start_rdma_servers N DIR NAME: N rfsd servers with roots DIR/NAME-root0..,
+# for rdma:; sets RDMA_SERVERS (HOST:PORT,...), RDMA_ROOTS (space
+# separated) and RDMA_PIDS.
+start_rdma_servers() {
+    local n=$1 dir=$2 name=$3 i
+    RDMA_SERVERS="" RDMA_ROOTS="" RDMA_PIDS=""
+    for i in $(seq 0 $((n - 1))); do
+        start_rfsd "$dir/$name-root$i" "$dir" "$name-$i" || return 1
+        RDMA_SERVERS="$RDMA_SERVERS${RDMA_SERVERS:+,}127.0.0.1:$RFSD_PORT"
+        RDMA_ROOTS="$RDMA_ROOTS${RDMA_ROOTS:+ }$dir/$name-root$i"
+        RDMA_PIDS="$RDMA_PIDS${RDMA_PIDS:+ }$RFSD_PID"
+    done
+}
+
 stop_rfsd() {
     kill -TERM "$1" 2>/dev/null || true
     kill -CONT "$1" 2>/dev/null || true

@@ -51,6 +51,7 @@ enum stripe_method {
 
 struct stripe_stats {
     uint64_t calls[STRIPE_METHODS];     /* transfers by method */
+    uint64_t data_requests;             /* requests that moved data, all methods */
     uint64_t list_requests, pairs;      /* list I/O requests and the pairs they carried */
     uint64_t view_requests;             /* datatype I/O requests */
     uint64_t bytes[2];                  /* data bytes read, written */

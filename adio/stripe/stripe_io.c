@@ -204,6 +204,7 @@ static int submit(struct list_xfer *x, uint32_t o)
         n += r->nseg;
     }
     int rc = rfs_send(&x->f->obj[o], op, &req, iov, n, &r->sent);
+    x->f->stats.data_requests++;
     note(x, o, rc);
     if (rc != 0)
         return rc;
@@ -371,6 +372,7 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
             r = rfs_send(&f->obj[o], is_write ? RFS_OP_VWRITE : RFS_OP_VREAD, &req, &data,
                          is_write ? 1 : 0, &sent[o]);
         f->stats.view_requests++;
+        f->stats.data_requests++;
         in_flight[o] = r == 0;
         if (r != 0) {
             rc = r;

@@ -7,7 +7,7 @@ import sys
 
 MAGIC, VERSION, REPLY = 0x31534652, 1, 0x8000
 (OPEN, CLOSE, PREAD, PWRITE, FSTAT, FTRUNCATE, FSYNC, UNLINK, PREALLOC, LOCK,
- SETVIEW, VREAD, VWRITE) = range(1, 14)
+ SETVIEW, VREAD, VWRITE, LAYOUT, LREAD, LWRITE) = range(1, 17)
 VECTOR = 2
 
 
@@ -41,6 +41,17 @@ def main(out):
         + request(SETVIEW, 2, 0, offset=16, length=len(view), var=view)
         + request(VWRITE, 3, 0, offset=5, length=20, var=b"v" * 20)
         + request(VREAD, 4, 0, offset=0, length=40) + request(CLOSE, 5))
+    # object 1 of 3, 8-byte stripes after a 16-byte header: the view's share,
+    # and list I/O of two pairs
+    pairs = struct.pack("<QQQQ", 16, 4, 40, 6)
+    open(f"{out}/server/striped", "wb").write(
+        request(OPEN, 1, 0, 0x12, 0o644, len(path), var=path)
+        + request(LAYOUT, 2, 0, flags=1, aux=3, offset=16, length=8)
+        + request(SETVIEW, 3, 0, offset=0, length=len(view), var=view)
+        + request(VWRITE, 4, 0, offset=0, length=12, var=b"s" * 4)
+        + request(VREAD, 5, 0, offset=0, length=12)
+        + request(LWRITE, 6, 0, aux=2, length=10, var=pairs + b"l" * 10)
+        + request(LREAD, 7, 0, aux=2, length=10, var=pairs) + request(CLOSE, 8))
     open(f"{out}/server/escape", "wb").write(
         request(OPEN, 1, 0, 0x12, 0o644, 9, var=b"../../etc"))
     # replies to fuzz_client's call sequence, tags in order

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MPI integration tests of the rfs: and abt: drivers against live rfsd servers.
+# MPI integration tests of the rfs:, abt: and rdma: drivers against live rfsd servers.
 #   run.sh PREFIX WORKDIR RESULTS
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,10 +17,14 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -I"$here/../../adio" -o "$work/bin/rfs_cli
     "$here/rfs_clients.c" "$here/../../adio/proto/rfs_client.c" \
     "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/net/net_tcp.c" -lpthread \
     || { echo "cannot build rfs_clients"; FAILED=$((FAILED + 1)); }
-for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace abt_basic abt_faults; do
+for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace abt_basic abt_faults \
+    rdma_faults; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
+"$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -I"$here/../../adio" \
+    -o "$work/bin/rdma_basic" "$here/rdma_basic.c" "$here/../../adio/stripe/stripe.c" \
+    || { echo "cannot build rdma_basic"; FAILED=$((FAILED + 1)); }
 
 echo "integration tests (rfs:)"
 root=$work/root
@@ -80,6 +84,23 @@ fi
 start_rfsd "$work/slow-root" "$work" slow --rate-limit 4 || exit 1
 run_case "abt_faults.server_killed" 120 $mpiexec -n 1 "$work/bin/abt_faults" \
     "abt:rfs:127.0.0.1:$RFSD_PORT:/f" "$RFSD_PID"
+
+echo "integration tests (rdma: striped over 1, 2 and 4 servers)"
+for layout in "1 65536" "2 4096" "4 1000"; do
+    read -r n unit <<< "$layout"
+    start_rdma_servers "$n" "$work" "rdma$n" || exit 1
+    for r in $RDMA_ROOTS; do mkdir -p "$r/d"; done
+    # shellcheck disable=SC2086
+    ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_basic.s$n.u$unit.np4" 300 \
+        $mpiexec -n 4 "$work/bin/rdma_basic" "rdma:/d/" "$unit" "$n" $RDMA_ROOTS
+done
+# reuse the 4 servers of the last layout: the rfs: tests' other programs
+ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_large.2GiB" 600 $mpiexec -n 1 \
+    "$work/bin/rfs_large" "rdma:/large"
+start_rdma_servers 4 "$work" "rdmafault" || exit 1
+read -r _ stop_pid kill_pid _ <<< "$RDMA_PIDS"
+ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_faults" 180 $mpiexec -n 1 \
+    "$work/bin/rdma_faults" "rdma:/" "$stop_pid" "$kill_pid"
 
 ln -s /etc "$root/escape"
 echo existing > "$root/existing"
