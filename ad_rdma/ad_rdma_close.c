@@ -42,7 +42,8 @@ void ADIOI_RDMA_Close(ADIO_File fd, int *error_code)
     int rc = stripe_close(&f->sf);
     if (rc != 0)
         *error_code = ADIOI_RDMA_Error(rc, myname, f, "close");
-    ADIOI_Free(f->view_enc);
+    if (f->view_enc)
+        ADIOI_Free(f->view_enc);
     ADIOI_Free(f);
     fd->fs_ptr = NULL;
 }

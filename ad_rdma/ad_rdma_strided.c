@@ -14,7 +14,8 @@ static int rdma_prepare(ADIO_File fd, const struct dtype *file)
     if (!file || !f->view_stale)
         return 0;
     size_t n = dtype_serialize(file, NULL);
-    ADIOI_Free(f->view_enc);
+    if (f->view_enc)
+        ADIOI_Free(f->view_enc);
     f->view_enc = ADIOI_Malloc(n);
     dtype_serialize(file, f->view_enc);
     f->view_len = n;
