@@ -11,6 +11,7 @@
 #include "ad_rdma.h"
 #include "adio_extern.h"
 #include "dtype/dtype_view.h"
+#include "proto/rfs_adio.h"
 
 /* The list of the last file this process opened: MPI_File_delete gets no
  * hints, so a program that named its servers by hint can still delete. */
@@ -88,68 +89,21 @@ void ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f)
                (info_value(fd->info, "rdma_stats", value) && strcmp(value, "enable") == 0);
 }
 
-static int class_of_status(int status, const char **key, const char **key_s)
-{
-    *key = "**io";
-    *key_s = "**io %s";
-    switch (status) {
-    case RFS_E_NOENT:
-    case RFS_E_NOTDIR:
-        *key = "**filenoexist";
-        *key_s = "**filenoexist %s";
-        return MPI_ERR_NO_SUCH_FILE;
-    case RFS_E_ACCES:
-    case RFS_E_ESCAPE:
-        *key = "**fileaccess";
-        *key_s = "**fileaccess %s";
-        return MPI_ERR_ACCESS;
-    case RFS_E_EXIST: return MPI_ERR_FILE_EXISTS;
-    case RFS_E_NOSPC: return MPI_ERR_NO_SPACE;
-    case RFS_E_DQUOT: return MPI_ERR_QUOTA;
-    case RFS_E_ROFS: return MPI_ERR_READ_ONLY;
-    case RFS_E_ISDIR:
-    case RFS_E_NAMETOOLONG:
-    case RFS_E_INVAL:
-        *key = "**filename";
-        *key_s = "**filename %s";
-        return MPI_ERR_BAD_FILE;
-    case RFS_E_BADF: return MPI_ERR_AMODE;
-    default: return MPI_ERR_IO;
-    }
-}
-
 /*
  * rc: 0, an rfs_status from a server, or a negative errno. The message
  * names the server that failed (f->sf.failed), what was done and why.
  */
 int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const char *what)
 {
-    char msg[1024], server[300] = "rdma";
-    const char *key, *key_s;
-    int errclass;
+    char who[300] = "rdma";
     if (rc == 0)
         return MPI_SUCCESS;
-    if (f && f->sf.failed >= 0)
-        snprintf(server, sizeof server, "rdma server %d (%s:%s)", f->sf.failed,
+    if (f->sf.failed >= 0)
+        snprintf(who, sizeof who, "rdma server %d (%s:%s)", f->sf.failed,
                  f->servers.at[f->sf.failed].host, f->servers.at[f->sf.failed].port);
-    const char *path = f && f->path ? f->path : "";
-    if (rc < 0) {
-        errclass = MPI_ERR_IO;
-        key = "**io";
-        key_s = "**io %s";
-        snprintf(msg, sizeof msg, "%s: %s %s: %s", server, what, path,
-                 rc == -ETIMEDOUT ? "no answer within rdma_timeout"
-                 : rc == -ECONNRESET || rc == -ENOTCONN ? "connection lost"
-                 : strerror(-rc));
-    } else {
-        errclass = class_of_status(rc, &key, &key_s);
-        snprintf(msg, sizeof msg, "%s: %s %s: %s", server, what, path,
-                 rc == RFS_E_INVAL && strcmp(what, "open") == 0
-                 ? "not a striped file of these servers (header missing or not matching)"
-                 : rfs_status_str(rc));
-    }
-    return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__, errclass,
-                                key, key_s, msg);
+    const char *reason = rc == RFS_E_INVAL && strcmp(what, "open") == 0
+        ? "not a striped file of these servers (header missing or not matching)" : NULL;
+    return rfs_adio_error(rc, myname, who, what, f->path, "rdma_timeout", reason);
 }
 
 /* ReadContig/WriteContig: `offset` is a byte of the file, the view aside

@@ -4,26 +4,21 @@
  * writes and shared file pointer work across processes. Never ROMIO's
  * fcntl on fd_sys.
  */
-#include <fcntl.h>
 #include <stdio.h>
 
 #include "ad_rdma.h"
+#include "proto/rfs_adio.h"
 
 int ADIOI_RDMA_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
                        ADIO_Offset len)
 {
     static char myname[] = "ADIOI_RDMA_SETLOCK";
     ADIOI_RDMA_File *f = fd->fs_ptr;
-    uint32_t kind = type == F_RDLCK ? RFS_LOCK_READ
-                  : type == F_WRLCK ? RFS_LOCK_WRITE : RFS_LOCK_UNLOCK;
-    int wait = cmd == F_SETLKW
-#ifdef F_SETLKW64
-        || cmd == F_SETLKW64
-#endif
-        ;
-    int rc = RFS_E_INVAL;
+    uint32_t kind;
+    int wait;
+    int rc = rfs_adio_lock_args(cmd, type, offset, whence, len, &kind, &wait);
 
-    if (whence == SEEK_SET && offset >= 0 && len >= 0)
+    if (rc == 0)
         rc = stripe_lock(&f->sf, kind, (uint64_t) offset, (uint64_t) len, wait);
     if (rc == 0)
         return MPI_SUCCESS;

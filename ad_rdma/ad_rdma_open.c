@@ -8,17 +8,7 @@
 
 #include "ad_rdma.h"
 #include "adio_extern.h"
-
-static uint32_t rdma_flags(int access_mode)
-{
-    uint32_t flags = access_mode & ADIO_RDWR ? RFS_O_RDWR
-                   : access_mode & ADIO_WRONLY ? RFS_O_WRONLY : RFS_O_RDONLY;
-    if (access_mode & ADIO_CREATE)
-        flags |= RFS_O_CREAT;
-    if (access_mode & ADIO_EXCL)
-        flags |= RFS_O_EXCL;
-    return flags;
-}
+#include "proto/rfs_adio.h"
 
 /* MPI_File_get_info then says what the file has, not what was asked. */
 static void report_layout(ADIO_File fd, const ADIOI_RDMA_File *f)
@@ -53,8 +43,8 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
     ADIOI_RDMA_Get_hints(fd, f);
     uint32_t max_pairs = f->sf.max_pairs;
     struct stripe_open_args a = {
-        .flags = rdma_flags(fd->access_mode),
-        .mode = fd->perm != ADIO_PERM_NULL ? (uint32_t) fd->perm : 0666,
+        .flags = rfs_adio_open_flags(fd->access_mode),
+        .mode = rfs_adio_create_mode(fd),
         .unit = fd->hints->striping_unit > 0 ? (uint64_t) fd->hints->striping_unit : 0,
         .factor = fd->hints->striping_factor > 0 ? (uint32_t) fd->hints->striping_factor : 0,
         .timeout_ms = f->timeout_s * 1000,

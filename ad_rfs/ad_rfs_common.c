@@ -4,12 +4,14 @@
  * and contiguous transfers.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ad_rfs.h"
 #include "adio_extern.h"
 #include "dtype/dtype_view.h"
+#include "proto/rfs_adio.h"
 
 static int parse_endpoint(const char *name, char *host, size_t hostlen, char *port,
                           size_t portlen, const char **rest);
@@ -104,36 +106,6 @@ void ADIOI_RFS_Get_hints(ADIO_File fd, ADIOI_RFS_File *f)
         f->timeout_s = atoi(value);
 }
 
-static int class_of_status(int status, const char **key, const char **key_s)
-{
-    *key = "**io";
-    *key_s = "**io %s";
-    switch (status) {
-    case RFS_E_NOENT:
-    case RFS_E_NOTDIR:
-        *key = "**filenoexist";
-        *key_s = "**filenoexist %s";
-        return MPI_ERR_NO_SUCH_FILE;
-    case RFS_E_ACCES:
-    case RFS_E_ESCAPE:
-        *key = "**fileaccess";
-        *key_s = "**fileaccess %s";
-        return MPI_ERR_ACCESS;
-    case RFS_E_EXIST: return MPI_ERR_FILE_EXISTS;
-    case RFS_E_NOSPC: return MPI_ERR_NO_SPACE;
-    case RFS_E_DQUOT: return MPI_ERR_QUOTA;
-    case RFS_E_ROFS: return MPI_ERR_READ_ONLY;
-    case RFS_E_ISDIR:
-    case RFS_E_NAMETOOLONG:
-    case RFS_E_INVAL:
-        *key = "**filename";
-        *key_s = "**filename %s";
-        return MPI_ERR_BAD_FILE;
-    case RFS_E_BADF: return MPI_ERR_AMODE;
-    default: return MPI_ERR_IO;
-    }
-}
-
 /*
  * rc: 0, an rfs_status from the server, or a negative errno of the
  * transport. The message names the server, what was done and why it
@@ -141,26 +113,9 @@ static int class_of_status(int status, const char **key, const char **key_s)
  */
 int ADIOI_RFS_Error(int rc, const char *myname, const ADIOI_RFS_File *f, const char *what)
 {
-    char msg[1024];
-    const char *key, *key_s;
-    int errclass;
-    if (rc == 0)
-        return MPI_SUCCESS;
-    if (rc < 0) {
-        errclass = MPI_ERR_IO;
-        key = "**io";
-        key_s = "**io %s";
-        snprintf(msg, sizeof msg, "rfs server %s:%s: %s %s: %s", f->host, f->port, what,
-                 f->path ? f->path : "", rc == -ETIMEDOUT ? "no answer within rfs_timeout"
-                 : rc == -ECONNRESET || rc == -ENOTCONN ? "connection lost"
-                 : strerror(-rc));
-    } else {
-        errclass = class_of_status(rc, &key, &key_s);
-        snprintf(msg, sizeof msg, "rfs server %s:%s: %s %s: %s", f->host, f->port, what,
-                 f->path ? f->path : "", rfs_status_str(rc));
-    }
-    return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__, errclass,
-                                key, key_s, msg);
+    char who[300];
+    snprintf(who, sizeof who, "rfs server %s:%s", f->host, f->port);
+    return rfs_adio_error(rc, myname, who, what, f->path, "rfs_timeout", NULL);
 }
 
 /* With rfs_defer_open the first request connects and carries the OPEN;

@@ -4,27 +4,20 @@
  * atomic mode, data-sieving writes and shared file pointer work across
  * processes and machines. Never ROMIO's fcntl on fd_sys.
  */
-#include <fcntl.h>
 #include <stdio.h>
 
 #include "ad_rfs.h"
+#include "proto/rfs_adio.h"
 
 int ADIOI_RFS_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
                       ADIO_Offset len)
 {
     static char myname[] = "ADIOI_RFS_SETLOCK";
     ADIOI_RFS_File *f = fd->fs_ptr;
-    uint32_t kind = type == F_RDLCK ? RFS_LOCK_READ
-                  : type == F_WRLCK ? RFS_LOCK_WRITE : RFS_LOCK_UNLOCK;
-    int wait = cmd == F_SETLKW
-#ifdef F_SETLKW64
-        || cmd == F_SETLKW64
-#endif
-        ;
-    int rc = 0;
+    uint32_t kind;
+    int wait;
+    int rc = rfs_adio_lock_args(cmd, type, offset, whence, len, &kind, &wait);
 
-    if (whence != SEEK_SET || offset < 0 || len < 0)
-        rc = RFS_E_INVAL;
     if (rc == 0)
         rc = ADIOI_RFS_Ready(f);
     if (rc == 0)

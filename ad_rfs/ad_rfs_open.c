@@ -9,24 +9,7 @@
 
 #include "ad_rfs.h"
 #include "adio_extern.h"
-
-static uint32_t rfs_flags(int access_mode)
-{
-    uint32_t flags = access_mode & ADIO_RDWR ? RFS_O_RDWR
-                   : access_mode & ADIO_WRONLY ? RFS_O_WRONLY : RFS_O_RDONLY;
-    if (access_mode & ADIO_CREATE)
-        flags |= RFS_O_CREAT;
-    if (access_mode & ADIO_EXCL)
-        flags |= RFS_O_EXCL;
-    return flags;
-}
-
-static uint32_t create_mode(ADIO_File fd)
-{
-    if (fd->perm != ADIO_PERM_NULL)
-        return (uint32_t) fd->perm;
-    return 0666;                /* the server's umask applies */
-}
+#include "proto/rfs_adio.h"
 
 /* An open must answer at once when its outcome is needed before any I/O:
  * creating (EXCL must fail here) and appending (needs the size). */
@@ -52,8 +35,8 @@ void ADIOI_RFS_Open(ADIO_File fd, int *error_code)
     }
     ADIOI_RFS_Get_hints(fd, f);
     f->view_stale = 1;
-    f->open_flags = rfs_flags(fd->access_mode);
-    f->open_mode = create_mode(fd);
+    f->open_flags = rfs_adio_open_flags(fd->access_mode);
+    f->open_mode = rfs_adio_create_mode(fd);
 
     int rc = 0;
     struct rfs_stat st = { 0, 0 };

@@ -12,6 +12,8 @@ noinst_HEADERS +=                       \
     adio/netcore/net/net.h              \
     adio/netcore/proto/rfs_proto.h      \
     adio/netcore/proto/rfs_client.h     \
+    adio/netcore/proto/rfs_adio.h       \
+    adio/netcore/proto/wire_le.h        \
     adio/netcore/dtype/dtype.h          \
     adio/netcore/dtype/dtype_mpi.h          \
     adio/netcore/dtype/dtype_view.h         \
@@ -27,6 +29,7 @@ romio_other_sources +=                  \
     adio/netcore/net/net_tcp.c          \
     adio/netcore/proto/rfs_proto.c      \
     adio/netcore/proto/rfs_client.c     \
+    adio/netcore/proto/rfs_adio.c       \
     adio/netcore/dtype/dtype.c          \
     adio/netcore/dtype/dtype_iter.c     \
     adio/netcore/dtype/dtype_wire.c     \

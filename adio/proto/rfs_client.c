@@ -100,6 +100,17 @@ static int skip_reply(struct rfs_client *c)
     return rc < 0 ? fail(c, rc) : 0;
 }
 
+/* The reply of a SETVIEW sent in front of a request. */
+static int recv_view_reply(struct rfs_client *c, uint32_t tag)
+{
+    struct rfs_rep rep;
+    uint64_t ignored;
+    int rc = recv_reply(c, RFS_OP_SETVIEW, tag, NULL, 0, &rep, &ignored);
+    if (rc > 0)
+        c->view_len = 0;                /* not the server's view: send it again next time */
+    return rc;
+}
+
 static int call(struct rfs_client *c, struct rfs_call *k)
 {
     if (c->broken)
@@ -140,12 +151,9 @@ static int call(struct rfs_client *c, struct rfs_call *k)
             return c->open_status;
     }
     if (sent_view) {
-        struct rfs_rep rep;
-        view_status = recv_reply(c, RFS_OP_SETVIEW, view_frame.tag, NULL, 0, &rep, &ignored);
+        view_status = recv_view_reply(c, view_frame.tag);
         if (view_status < 0)
             return view_status;
-        if (view_status != RFS_OK)
-            c->view_len = 0;            /* not the server's view: send it again next time */
     }
     rc = recv_reply(c, k->op, frame.tag, k->in, k->in_max, &k->rep, &k->in_len);
     /* A failed deferred open or view explains the failure of the request
@@ -482,13 +490,9 @@ int rfs_recv(struct rfs_client *c, const struct rfs_inflight *p, void *in, uint6
     if (c->broken)
         return -ENOTCONN;
     if (p->view_tag) {
-        struct rfs_rep vrep;
-        uint64_t ignored;
-        view_status = recv_reply(c, RFS_OP_SETVIEW, p->view_tag, NULL, 0, &vrep, &ignored);
+        view_status = recv_view_reply(c, p->view_tag);
         if (view_status < 0)
             return view_status;
-        if (view_status != RFS_OK)
-            c->view_len = 0;            /* not the server's view: send it again next time */
     }
     int rc = recv_reply(c, p->op, p->tag, in, in_max, rep, in_len);
     return view_status != RFS_OK && rc >= 0 ? view_status : rc;

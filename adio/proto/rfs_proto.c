@@ -2,69 +2,31 @@
  * Encoding, decoding and validation of rfs protocol messages.
  */
 #include "proto/rfs_proto.h"
+#include "proto/wire_le.h"
 #include "stripe/stripe.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t) v;
-    p[1] = (uint8_t) (v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t) (p[0] | (p[1] << 8));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
 void rfs_hdr_encode(const struct rfs_hdr *h, uint8_t out[RFS_HDR_SIZE])
 {
-    put32(out, h->magic);
-    put16(out + 4, h->version);
-    put16(out + 6, h->op);
-    put32(out + 8, h->tag);
-    put32(out + 12, (uint32_t) h->status);
-    put64(out + 16, h->len);
+    le_put32(out, h->magic);
+    le_put16(out + 4, h->version);
+    le_put16(out + 6, h->op);
+    le_put32(out + 8, h->tag);
+    le_put32(out + 12, (uint32_t) h->status);
+    le_put64(out + 16, h->len);
 }
 
 int rfs_hdr_decode(const uint8_t in[RFS_HDR_SIZE], struct rfs_hdr *h)
 {
-    h->magic = get32(in);
-    h->version = get16(in + 4);
-    h->op = get16(in + 6);
-    h->tag = get32(in + 8);
-    h->status = (int32_t) get32(in + 12);
-    h->len = get64(in + 16);
+    h->magic = le_get32(in);
+    h->version = le_get16(in + 4);
+    h->op = le_get16(in + 6);
+    h->tag = le_get32(in + 8);
+    h->status = (int32_t) le_get32(in + 12);
+    h->len = le_get64(in + 16);
     if (h->magic != RFS_MAGIC || h->version != RFS_VERSION)
         return RFS_E_PROTO;
     return RFS_OK;
@@ -72,48 +34,48 @@ int rfs_hdr_decode(const uint8_t in[RFS_HDR_SIZE], struct rfs_hdr *h)
 
 void rfs_req_encode(const struct rfs_req *r, uint8_t out[RFS_REQ_FIXED])
 {
-    put32(out, r->handle);
-    put32(out + 4, r->flags);
-    put32(out + 8, r->mode);
-    put32(out + 12, r->aux);
-    put64(out + 16, r->offset);
-    put64(out + 24, r->length);
+    le_put32(out, r->handle);
+    le_put32(out + 4, r->flags);
+    le_put32(out + 8, r->mode);
+    le_put32(out + 12, r->aux);
+    le_put64(out + 16, r->offset);
+    le_put64(out + 24, r->length);
 }
 
 void rfs_req_decode(const uint8_t in[RFS_REQ_FIXED], struct rfs_req *r)
 {
-    r->handle = get32(in);
-    r->flags = get32(in + 4);
-    r->mode = get32(in + 8);
-    r->aux = get32(in + 12);
-    r->offset = get64(in + 16);
-    r->length = get64(in + 24);
+    r->handle = le_get32(in);
+    r->flags = le_get32(in + 4);
+    r->mode = le_get32(in + 8);
+    r->aux = le_get32(in + 12);
+    r->offset = le_get64(in + 16);
+    r->length = le_get64(in + 24);
 }
 
 void rfs_rep_encode(const struct rfs_rep *r, uint8_t out[RFS_REP_FIXED])
 {
-    put64(out, r->value);
-    put32(out + 8, r->blksize);
-    put32(out + 12, r->reserved);
+    le_put64(out, r->value);
+    le_put32(out + 8, r->blksize);
+    le_put32(out + 12, r->reserved);
 }
 
 void rfs_rep_decode(const uint8_t in[RFS_REP_FIXED], struct rfs_rep *r)
 {
-    r->value = get64(in);
-    r->blksize = get32(in + 8);
-    r->reserved = get32(in + 12);
+    r->value = le_get64(in);
+    r->blksize = le_get32(in + 8);
+    r->reserved = le_get32(in + 12);
 }
 
 void rfs_pair_encode(uint64_t offset, uint64_t length, uint8_t out[RFS_PAIR_SIZE])
 {
-    put64(out, offset);
-    put64(out + 8, length);
+    le_put64(out, offset);
+    le_put64(out + 8, length);
 }
 
 void rfs_pair_decode(const uint8_t in[RFS_PAIR_SIZE], uint64_t *offset, uint64_t *length)
 {
-    *offset = get64(in);
-    *length = get64(in + 8);
+    *offset = le_get64(in);
+    *length = le_get64(in + 8);
 }
 
 /* offset + length must stay a valid off_t. */

@@ -7,6 +7,7 @@
  * bytes happen to start with the magic is not taken for a header.
  */
 #include "stripe/stripe.h"
+#include "proto/wire_le.h"
 
 #include <errno.h>
 #include <string.h>
@@ -43,34 +44,6 @@ uint64_t stripe_logical_end(const struct stripe_layout *l, uint32_t i, uint64_t 
     return k * l->unit + last % l->unit + 1;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
 static uint64_t fnv1a(const uint8_t *p, size_t n)
 {
     uint64_t h = UINT64_C(14695981039346656037);
@@ -82,25 +55,25 @@ static uint64_t fnv1a(const uint8_t *p, size_t n)
 void stripe_header_encode(const struct stripe_header *h, uint8_t out[STRIPE_HDR_USED])
 {
     memcpy(out, STRIPE_MAGIC, 8);
-    put32(out + 8, STRIPE_VERSION);
-    put32(out + 12, h->index);
-    put32(out + 16, h->layout.factor);
-    put32(out + 20, 0);
-    put64(out + 24, h->layout.unit);
-    put64(out + 32, h->layout.file_id);
-    put64(out + 40, fnv1a(out, 40));
+    le_put32(out + 8, STRIPE_VERSION);
+    le_put32(out + 12, h->index);
+    le_put32(out + 16, h->layout.factor);
+    le_put32(out + 20, 0);
+    le_put64(out + 24, h->layout.unit);
+    le_put64(out + 32, h->layout.file_id);
+    le_put64(out + 40, fnv1a(out, 40));
 }
 
 int stripe_header_decode(const uint8_t *in, size_t len, struct stripe_header *h)
 {
     if (len < STRIPE_HDR_USED || memcmp(in, STRIPE_MAGIC, 8) != 0 ||
-        get32(in + 8) != STRIPE_VERSION || get32(in + 20) != 0 ||
-        get64(in + 40) != fnv1a(in, 40))
+        le_get32(in + 8) != STRIPE_VERSION || le_get32(in + 20) != 0 ||
+        le_get64(in + 40) != fnv1a(in, 40))
         return -EINVAL;
-    h->index = get32(in + 12);
-    h->layout.factor = get32(in + 16);
-    h->layout.unit = get64(in + 24);
-    h->layout.file_id = get64(in + 32);
+    h->index = le_get32(in + 12);
+    h->layout.factor = le_get32(in + 16);
+    h->layout.unit = le_get64(in + 24);
+    h->layout.file_id = le_get64(in + 32);
     if (stripe_layout_check(&h->layout) < 0 || h->index >= h->layout.factor)
         return -EINVAL;
     return 0;
