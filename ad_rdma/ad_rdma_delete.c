@@ -15,6 +15,6 @@ void ADIOI_RDMA_Delete(const char *filename, int *error_code)
                                            why);
         return;
     }
-    int rc = stripe_unlink(&f.servers, filename, ADIOI_RDMA_DEFAULT_TIMEOUT * 1000);
+    int rc = stripe_unlink(NULL, &f.servers, filename, ADIOI_RDMA_DEFAULT_TIMEOUT * 1000);
     *error_code = ADIOI_RDMA_Error(rc, myname, &f, "delete");
 }

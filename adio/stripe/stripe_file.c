@@ -130,18 +130,23 @@ int stripe_close(struct stripe_file *f)
     return rc;
 }
 
+static const struct net_transport *transport_or_tcp(const struct net_transport *t)
+{
+    return t ? t : &net_tcp_transport;
+}
+
 /* Connect to server i and open its object of PATH. */
 static int open_object(struct stripe_file *f, const struct stripe_servers *sv, uint32_t i,
-                       const char *path, uint32_t flags, uint32_t mode, int timeout_ms,
-                       struct rfs_stat *st)
+                       const char *path, uint32_t flags, const struct stripe_open_args *a)
 {
     f->at[i] = sv->at[i];
-    int rc = rfs_client_connect(&f->obj[i], &net_tcp_transport, sv->at[i].host,
-                                sv->at[i].port, timeout_ms);
+    int rc = rfs_client_connect(&f->obj[i], transport_or_tcp(a->transport), sv->at[i].host,
+                                sv->at[i].port, a->timeout_ms);
     if (rc < 0)
         return failed_at(f, (int) i, rc);
     f->connected = i + 1;
-    return failed_at(f, (int) i, rfs_open(&f->obj[i], STRIPE_HANDLE, path, flags, mode, st));
+    return failed_at(f, (int) i, rfs_open(&f->obj[i], STRIPE_HANDLE, path, flags, a->mode,
+                                          NULL));
 }
 
 /* The header of object i, or *empty when the object has no bytes at all. */
@@ -189,7 +194,7 @@ static int open_others(struct stripe_file *f, const struct stripe_servers *sv, c
     for (uint32_t i = 1; i < f->layout.factor; i++) {
         struct stripe_header h;
         int empty = 0;
-        int rc = open_object(f, sv, i, path, flags, a->mode, a->timeout_ms, NULL);
+        int rc = open_object(f, sv, i, path, flags, a);
         if (rc == 0 && create)
             rc = write_header(f, i);
         else if (rc == 0)
@@ -214,7 +219,7 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
     f->max_pairs = STRIPE_DEFAULT_PAIRS;
     if (sv->n == 0)
         return RFS_E_INVAL;
-    int rc = open_object(f, sv, 0, path, a->flags, a->mode, a->timeout_ms, NULL);
+    int rc = open_object(f, sv, 0, path, a->flags, a);
     if (rc == 0)
         rc = read_header(f, 0, &h, &empty);
     int create = rc == 0 && empty && (a->flags & RFS_O_CREAT);
@@ -245,12 +250,13 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
     return rc;
 }
 
-int stripe_unlink(const struct stripe_servers *sv, const char *path, int timeout_ms)
+int stripe_unlink(const struct net_transport *t, const struct stripe_servers *sv,
+                  const char *path, int timeout_ms)
 {
     int rc = RFS_E_NOENT, found = 0;
     for (uint32_t i = 0; i < sv->n; i++) {
         struct rfs_client c;
-        int r = rfs_client_connect(&c, &net_tcp_transport, sv->at[i].host, sv->at[i].port,
+        int r = rfs_client_connect(&c, transport_or_tcp(t), sv->at[i].host, sv->at[i].port,
                                    timeout_ms);
         if (r == 0)
             r = rfs_unlink(&c, path);

@@ -68,6 +68,7 @@ struct stripe_file {
 };
 
 struct stripe_open_args {
+    const struct net_transport *transport;  /* NULL: TCP */
     uint32_t flags;             /* RFS_O_* */
     uint32_t mode;              /* permissions of created objects */
     uint64_t unit;              /* for a new file; 0: STRIPE_DEFAULT_UNIT */
@@ -86,7 +87,8 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
                 const struct stripe_open_args *a);
 /* Closes every object; returns the first failure. */
 int stripe_close(struct stripe_file *f);
-int stripe_unlink(const struct stripe_servers *sv, const char *path, int timeout_ms);
+int stripe_unlink(const struct net_transport *t, const struct stripe_servers *sv,
+                  const char *path, int timeout_ms);
 
 int stripe_size(struct stripe_file *f, uint64_t *size);
 int stripe_truncate(struct stripe_file *f, uint64_t size);

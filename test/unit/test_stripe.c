@@ -228,10 +228,10 @@ static void test_contiguous_and_size(void **state)
     assert_int_equal(f.layout.unit, 1000);
     assert_int_equal(f.layout.factor, NSERVERS);
     assert_int_equal(stripe_close(&f), 0);
-    assert_int_equal(stripe_unlink(&sv, "/c", 10000), 0);
+    assert_int_equal(stripe_unlink(NULL, &sv, "/c", 10000), 0);
     struct stripe_open_args a = { .flags = RFS_O_RDWR, .timeout_ms = 10000 };
     assert_int_equal(stripe_open(&f, &sv, "/c", &a), RFS_E_NOENT);
-    assert_int_equal(stripe_unlink(&sv, "/c", 10000), RFS_E_NOENT);
+    assert_int_equal(stripe_unlink(NULL, &sv, "/c", 10000), RFS_E_NOENT);
     free(src);
     free(dst);
 }
@@ -292,7 +292,7 @@ static void test_methods_through_a_view(void **state)
                                    &moved), 0);
         assert_int_equal(moved, 10);
         assert_int_equal(stripe_close(&f), 0);
-        assert_int_equal(stripe_unlink(&sv, name, 10000), 0);
+        assert_int_equal(stripe_unlink(NULL, &sv, name, 10000), 0);
     }
     dtype_free(t);
     free(enc);
