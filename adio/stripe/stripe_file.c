@@ -137,7 +137,8 @@ static const struct net_transport *transport_or_tcp(const struct net_transport *
 
 /* Connect to server i and open its object of PATH. */
 static int open_object(struct stripe_file *f, const struct stripe_servers *sv, uint32_t i,
-                       const char *path, uint32_t flags, const struct stripe_open_args *a)
+                       const char *path, uint32_t flags, const struct stripe_open_args *a,
+                       struct rfs_stat *st)
 {
     f->at[i] = sv->at[i];
     int rc = rfs_client_connect(&f->obj[i], transport_or_tcp(a->transport), sv->at[i].host,
@@ -146,7 +147,7 @@ static int open_object(struct stripe_file *f, const struct stripe_servers *sv, u
         return failed_at(f, (int) i, rc);
     f->connected = i + 1;
     return failed_at(f, (int) i, rfs_open(&f->obj[i], STRIPE_HANDLE, path, flags, a->mode,
-                                          NULL));
+                                          st));
 }
 
 /* The header of object i, or *empty when the object has no bytes at all. */
@@ -194,7 +195,7 @@ static int open_others(struct stripe_file *f, const struct stripe_servers *sv, c
     for (uint32_t i = 1; i < f->layout.factor; i++) {
         struct stripe_header h;
         int empty = 0;
-        int rc = open_object(f, sv, i, path, flags, a);
+        int rc = open_object(f, sv, i, path, flags, a, NULL);
         if (rc == 0 && create)
             rc = write_header(f, i);
         else if (rc == 0)
@@ -209,42 +210,88 @@ static int open_others(struct stripe_file *f, const struct stripe_servers *sv, c
     return 0;
 }
 
-int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
-                const struct stripe_open_args *a)
+/*
+ * Whoever finds object 0 empty decides the layout under a lock of object
+ * 0 (a range no logical offset reaches), so that processes creating the
+ * same file at once (ROMIO's shared file pointer file is created so) agree
+ * on one layout, and a reader never takes a file being created for an
+ * empty one.
+ */
+#define STRIPE_CREATE_LOCK STRIPE_MAX_OFFSET
+
+static int create_lock(struct stripe_file *f, uint32_t flags, uint32_t kind)
+{
+    if (kind == RFS_LOCK_UNLOCK)
+        return rfs_lock(&f->obj[0], STRIPE_HANDLE, kind, STRIPE_CREATE_LOCK, 1, 0);
+    kind = (flags & RFS_O_ACCMODE) == RFS_O_RDONLY ? RFS_LOCK_READ : RFS_LOCK_WRITE;
+    return failed_at(f, 0, rfs_lock(&f->obj[0], STRIPE_HANDLE, kind, STRIPE_CREATE_LOCK, 1, 1));
+}
+
+/* The layout from object 0's header, or a new one if it is empty and
+ * the open may create. */
+static int find_layout(struct stripe_file *f, const struct stripe_servers *sv,
+                       const struct stripe_open_args *a, uint32_t flags, int *create)
 {
     struct stripe_header h;
     int empty = 0;
+    int rc = read_header(f, 0, &h, &empty);
+    *create = 0;
+    if (rc != 0)
+        return rc;
+    if (empty && !(flags & RFS_O_CREAT))
+        return failed_at(f, 0, RFS_E_INVAL);    /* an empty object is no striped file */
+    if (empty) {
+        *create = 1;
+        return new_layout(f, sv, a);
+    }
+    if (h.index != 0 || h.layout.factor > sv->n)    /* or the server list is too short */
+        return failed_at(f, 0, RFS_E_INVAL);
+    f->layout = h.layout;
+    return 0;
+}
+
+int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
+                const struct stripe_open_args *a)
+{
+    struct rfs_stat st = { 0, 0 };
+    int create = 0;
     memset(f, 0, sizeof *f);
     f->failed = -1;
     f->max_pairs = STRIPE_DEFAULT_PAIRS;
     if (sv->n == 0)
         return RFS_E_INVAL;
-    int rc = open_object(f, sv, 0, path, a->flags, a);
+    /* The header must be read even by a write-only open: ask for read and
+     * write access, as ROMIO does for data sieving, and settle for write
+     * access alone where the server refuses. */
+    struct stripe_open_args rw = *a;
+    if ((a->flags & RFS_O_ACCMODE) == RFS_O_WRONLY)
+        rw.flags = (a->flags & ~RFS_O_ACCMODE) | RFS_O_RDWR;
+    int rc = open_object(f, sv, 0, path, rw.flags, &rw, &st);
+    if (rc == RFS_E_ACCES && rw.flags != a->flags) {
+        rw.flags = a->flags;
+        stripe_close(f);
+        f->failed = -1;
+        rc = open_object(f, sv, 0, path, rw.flags, &rw, &st);
+    }
+    int locked = rc == 0 && (st.size == 0 || (rw.flags & RFS_O_CREAT));
+    if (locked)
+        rc = create_lock(f, rw.flags, RFS_LOCK_WRITE);
     if (rc == 0)
-        rc = read_header(f, 0, &h, &empty);
-    int create = rc == 0 && empty && (a->flags & RFS_O_CREAT);
-    if (rc == 0 && empty && !create)
-        rc = failed_at(f, 0, RFS_E_INVAL);     /* an empty object is no striped file */
-    else if (rc == 0 && create)
-        rc = new_layout(f, sv, a);
-    else if (rc == 0 && h.index != 0)
-        rc = failed_at(f, 0, RFS_E_INVAL);
-    else if (rc == 0 && h.layout.factor > sv->n)
-        rc = failed_at(f, 0, RFS_E_INVAL);     /* the server list is too short */
-    else if (rc == 0)
-        f->layout = h.layout;
+        rc = find_layout(f, sv, &rw, rw.flags, &create);
     if (rc == 0)
-        rc = open_others(f, sv, path, a, create);
+        rc = open_others(f, sv, path, &rw, create);
     /* object 0's header last: a file is complete once it has one */
     if (rc == 0 && create)
         rc = write_header(f, 0);
+    if (locked && rc == 0)
+        rc = failed_at(f, 0, create_lock(f, rw.flags, RFS_LOCK_UNLOCK));
     for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++)
         rc = failed_at(f, (int) i, rfs_set_layout(&f->obj[i], STRIPE_HANDLE, i,
                                                   f->layout.factor, f->layout.unit,
                                                   STRIPE_HDR_SIZE));
     if (rc != 0) {
         int failed = f->failed;
-        stripe_close(f);
+        stripe_close(f);                /* closing object 0 drops the lock */
         f->failed = failed;
     }
     return rc;

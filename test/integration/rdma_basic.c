@@ -104,9 +104,9 @@ static MPI_Datatype file_view(void)
     return tiled;
 }
 
-/* Memory: the data in runs of 100 bytes every 130. */
-#define MEM_RUN 100
-#define MEM_STRIDE 130
+/* Memory: the data in runs of 111 bytes every 150. */
+#define MEM_RUN 111             /* divides DATA */
+#define MEM_STRIDE 150
 #define DATA (BLOCK * BLOCKS)
 
 static MPI_Datatype memory_type(void)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -328,6 +329,43 @@ static void test_foreign_objects(void **state)
     assert_int_equal(stripe_open(&f, &sv, "/plain", &args), RFS_E_INVAL);
 }
 
+struct creator {
+    pthread_t thread;
+    struct stripe_file f;
+    int rc;
+};
+
+static void *create_same_file(void *arg)
+{
+    struct creator *c = arg;
+    struct stripe_open_args a = { .flags = RFS_O_RDWR | RFS_O_CREAT, .mode = 0644,
+                                  .unit = 512, .timeout_ms = 10000 };
+    c->rc = stripe_open(&c->f, &sv, "/shared", &a);
+    return NULL;
+}
+
+/* Processes creating one file at once (as ROMIO creates its shared file
+ * pointer's file) agree on one layout; a write-only open still finds it. */
+static void test_concurrent_create(void **state)
+{
+    (void) state;
+    struct creator c[5];
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(pthread_create(&c[i].thread, NULL, create_same_file, &c[i]), 0);
+    for (int i = 0; i < 5; i++) {
+        pthread_join(c[i].thread, NULL);
+        assert_int_equal(c[i].rc, 0);
+        assert_int_equal(c[i].f.layout.file_id, c[0].f.layout.file_id);
+        assert_int_equal(c[i].f.layout.unit, 512);
+    }
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(stripe_close(&c[i].f), 0);
+    struct stripe_file f;
+    open_file(&f, "/shared", RFS_O_WRONLY, 0, 0);
+    assert_int_equal(f.layout.file_id, c[0].f.layout.file_id);
+    assert_int_equal(stripe_close(&f), 0);
+}
+
 /* One server goes away: calls that need it fail, none hangs. */
 static void test_server_lost(void **state)
 {
@@ -358,6 +396,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_contiguous_and_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_methods_through_a_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_objects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_server_lost, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
