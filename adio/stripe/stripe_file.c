@@ -10,6 +10,7 @@
 #include "stripe/stripe_file.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -127,6 +128,10 @@ int stripe_close(struct stripe_file *f)
         rfs_client_close(&f->obj[i]);
     }
     f->connected = 0;
+    free(f->staging);
+    free(f->bounce);
+    f->staging = f->bounce = NULL;
+    f->staging_cap = 0;
     return rc;
 }
 

@@ -65,6 +65,11 @@ struct stripe_file {
     uint32_t max_pairs;                 /* list I/O pairs per request */
     int failed;
     struct stripe_stats stats;
+    /* kept from call to call, freed by stripe_close: fresh pages on every
+     * call cost more than the copies into them */
+    char *staging;              /* datatype I/O's object shares, one after another */
+    uint64_t staging_cap;       /* at most STRIPE_CHUNK */
+    char *bounce;               /* a list read's reply before it is scattered */
 };
 
 struct stripe_open_args {

@@ -125,7 +125,7 @@ struct list_xfer {
     int is_write, naive;
     uint32_t max_pairs;
     char *buf;
-    char *bounce;               /* a multi-piece read's reply, before it is scattered */
+    char *bounce;               /* a multi-piece read's reply, before it is scattered (f's) */
     struct list_pipe *pipe;
     int status;                 /* the first failure */
     int short_read;
@@ -291,13 +291,12 @@ static int list_io(struct stripe_file *f, int naive, const struct stripe_view *v
     uint32_t n = f->layout.factor;
     struct list_xfer x = { .f = f, .is_write = is_write, .naive = naive, .buf = buf,
                            .max_pairs = naive ? 1 : f->max_pairs };
-    x.pipe = pipes_alloc(n, x.max_pairs);
-    x.bounce = is_write ? NULL : malloc(STRIPE_REQ_DATA);
-    if (!x.pipe || (!is_write && !x.bounce)) {
-        pipes_free(x.pipe, n);
-        free(x.bounce);
+    if (!is_write && !f->bounce && !(f->bounce = malloc(STRIPE_REQ_DATA)))
         return -ENOMEM;
-    }
+    x.bounce = f->bounce;
+    x.pipe = pipes_alloc(n, x.max_pairs);
+    if (!x.pipe)
+        return -ENOMEM;
     int rc = stripe_walk(&f->layout, view, pos, len, list_piece, &x);
     if (rc != 0 && x.status == 0)
         x.status = rc;
@@ -313,7 +312,6 @@ static int list_io(struct stripe_file *f, int naive, const struct stripe_view *v
             }
     }
     pipes_free(x.pipe, n);
-    free(x.bounce);
     *short_read = x.short_read;
     return x.status;
 }
@@ -357,9 +355,19 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
     int in_flight[STRIPE_MAX_FACTOR] = { 0 };
     uint32_t n = f->layout.factor;
     int rc = stripe_walk(&f->layout, view, pos, len, dt_count, &d);
-    for (uint32_t o = 0; rc == 0 && o < n; o++)
-        if (d.share[o] && !(d.part[o] = malloc(d.share[o])))
+    uint64_t total = 0;
+    for (uint32_t o = 0; o < n; o++)
+        total += d.share[o];
+    if (rc == 0 && total > f->staging_cap) {
+        free(f->staging);
+        f->staging_cap = 0;
+        if (!(f->staging = malloc(total)))
             rc = -ENOMEM;
+        else
+            f->staging_cap = total;
+    }
+    for (uint64_t o = 0, at = 0; rc == 0 && o < n; at += d.share[o++])
+        d.part[o] = f->staging + at;
     if (rc == 0 && is_write)
         rc = stripe_walk(&f->layout, view, pos, len, dt_copy, &d);
     for (uint32_t o = 0; o < n; o++) {
@@ -399,8 +407,6 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
     }
     if (rc == 0 && !is_write)
         rc = stripe_walk(&f->layout, view, pos, len, dt_copy, &d);
-    for (uint32_t o = 0; o < n; o++)
-        free(d.part[o]);
     return rc;
 }
 

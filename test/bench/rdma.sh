@@ -76,6 +76,7 @@ for spec in "tile2d 2048" "block3d 128" "flash 80"; do
         "$(awk -v a="$r" -v b="$dr" 'BEGIN { print a / b }')"
     unset res
 done
-echo "req/call: data requests per MPI call of one client (sieve: its contiguous reads and" \
-     "writes); predicted: Table I's count for this layout (sieve: reads of 4 MiB);" \
+echo "req/call: data requests per MPI call of one client (sieve: the mean of the write and" \
+     "the read call); predicted: Table I's count for this layout (sieve: ROMIO's 4 MiB read and" \
+     "512 KiB read-modify-write buffers, each access one list access);" \
      "s vs dtype: seconds / datatype I/O's (write/read), above 1 is slower"
