@@ -25,6 +25,10 @@
 #define RFS_MAX_HANDLES    64            /* open files per connection */
 #define RFS_MAX_VIEW       (16u << 20)   /* bytes of an encoded file view */
 #define RFS_REPLY          0x8000u       /* reply op = request op | RFS_REPLY */
+/* A server over its connection limit sends, instead of any reply, one
+ * refusal: a reply header with op RFS_REPLY (op 0 is no request), tag 0,
+ * status RFS_E_BUSY and an empty fixed part; then it closes. */
+#define RFS_REFUSAL_OP     RFS_REPLY
 
 enum rfs_op {
     RFS_OP_OPEN = 1,
@@ -79,6 +83,7 @@ enum rfs_status {
     RFS_E_DEADLK,           /* lock would deadlock */
     RFS_E_NOMEM,            /* server out of memory */
     RFS_E_FBIG,             /* file too large */
+    RFS_E_BUSY,             /* server at its connection limit (the refusal frame) */
     RFS_E_END
 };
 
