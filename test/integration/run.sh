@@ -89,8 +89,12 @@ stop_rfsd "$RFSD_PID"
 start_rfsd "$work/kill-root" "$work" kill || exit 1
 kill_port=$RFSD_PORT kill_pid=$RFSD_PID
 start_rfsd "$work/stop-root" "$work" stop || exit 1
+stop_port=$RFSD_PORT stop_pid=$RFSD_PID
+mkdir -p "$work/busy-root"
+echo existing > "$work/busy-root/existing"
+start_rfsd "$work/busy-root" "$work" busy --max-connections 1 || exit 1
 run_case "rfs_errors" 120 $mpiexec -n 1 "$work/bin/rfs_errors" 127.0.0.1 "$main_port" \
-    "$dead_port" "$kill_port" "$kill_pid" "$RFSD_PORT" "$RFSD_PID"
+    "$dead_port" "$kill_port" "$kill_pid" "$stop_port" "$stop_pid" "$RFSD_PORT"
 
 # A full file system: rfsd in a private mount namespace over a 1 MiB tmpfs
 # (root can do this here; elsewhere the test is skipped, and says so).
@@ -106,13 +110,14 @@ else
     echo "  SKIP rfs_nospace (cannot mount a small tmpfs here)"
 fi
 
-# Many clients at once, then more clients than workers (the rest wait in
-# the backlog), then a lock holder killed mid-write.
+# Many clients at once, then more clients than --max-connections (the rest
+# are refused and try again), then a lock holder killed in the middle of a
+# 64 MiB write.
 mkdir -p "$root/clients"
 run_case "rfsd.64_clients" 300 "$work/bin/rfs_clients" "$main_port" 64 1048583
-start_rfsd "$work/few-root" "$work" few --threads 4 || exit 1
+start_rfsd "$work/few-root" "$work" few --max-connections 4 || exit 1
 mkdir -p "$work/few-root/clients"
-run_case "rfsd.32_clients_4_workers" 300 "$work/bin/rfs_clients" "$RFSD_PORT" 32 262147
+run_case "rfsd.32_clients_4_allowed" 300 "$work/bin/rfs_clients" "$RFSD_PORT" 32 262147
 "$work/bin/rfs_clients" "$main_port" hold /held > "$LOGDIR/hold.out" 2>&1 &
 holder=$!
 for _ in $(seq 1 200); do grep -q locked "$LOGDIR/hold.out" && break; sleep 0.05; done
