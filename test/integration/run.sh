@@ -13,10 +13,15 @@ trap stop_all_rfsd EXIT
 
 mpicc="$PREFIX/bin/mpicc"
 mpiexec="$PREFIX/bin/mpiexec $MPIEXEC_FLAGS"
-cc -std=c11 -O2 -Wall -Wextra -Werror -I"$here/../../adio" -o "$work/bin/rfs_clients" \
-    "$here/rfs_clients.c" "$here/../../adio/proto/rfs_client.c" \
-    "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/net/net_tcp.c" -lpthread \
-    || { echo "cannot build rfs_clients"; FAILED=$((FAILED + 1)); }
+# The clients without MPI, with the client library; TEST_CFLAGS adds
+# sanitizers (make check-sanitize).
+for t in rfs_clients rfsd_hostile; do
+    # shellcheck disable=SC2086
+    cc -std=c11 -O2 -g -Wall -Wextra -Werror ${TEST_CFLAGS:-} -I"$here/../../adio" \
+        -o "$work/bin/$t" "$here/$t.c" "$here/../../adio/proto/rfs_client.c" \
+        "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/net/net_tcp.c" -lpthread \
+        || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
+done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace abt_basic abt_faults; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
@@ -95,6 +100,13 @@ echo existing > "$work/busy-root/existing"
 start_rfsd "$work/busy-root" "$work" busy --max-connections 1 || exit 1
 run_case "rfs_errors" 120 $mpiexec -n 1 "$work/bin/rfs_errors" 127.0.0.1 "$main_port" \
     "$dead_port" "$kill_port" "$kill_pid" "$stop_port" "$stop_pid" "$RFSD_PORT"
+
+# Hostile clients (malformed, truncated, oversized, out-of-order, half-sent)
+# against the main server while a good client checks its data; the
+# connection and per-message limits against a server of its own.
+mkdir -p "$root/hostile" "$work/limited-root/hostile"
+start_rfsd "$work/limited-root" "$work" limited --max-connections 2 --max-data 1 || exit 1
+run_case "rfsd_hostile" 120 "$work/bin/rfsd_hostile" "$main_port" "$RFSD_PORT"
 
 # A full file system: rfsd in a private mount namespace over a 1 MiB tmpfs
 # (root can do this here; elsewhere the test is skipped, and says so).
