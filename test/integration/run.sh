@@ -22,7 +22,8 @@ for t in rfs_clients rfsd_hostile; do
         "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/net/net_tcp.c" -lpthread \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
-for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace abt_basic abt_faults; do
+for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
+    abt_faults; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -100,6 +101,36 @@ echo existing > "$work/busy-root/existing"
 start_rfsd "$work/busy-root" "$work" busy --max-connections 1 || exit 1
 run_case "rfs_errors" 120 $mpiexec -n 1 "$work/bin/rfs_errors" 127.0.0.1 "$main_port" \
     "$dead_port" "$kill_port" "$kill_pid" "$stop_port" "$stop_pid" "$RFSD_PORT"
+
+# rfsd killed (SIGKILL) and restarted on the same port and root while the
+# file is open: the program says when its data is synced; we kill, restart
+# (the old process may hold the port an instant longer: retry) and say so.
+hs=$work/restart-handshake
+mkdir -p "$hs"
+start_rfsd "$work/restart-root" "$work" restart || exit 1
+restart_port=$RFSD_PORT
+(
+    for _ in $(seq 1 1200); do [ -e "$hs/synced" ] && break; sleep 0.05; done
+    [ -e "$hs/synced" ] || exit 1
+    kill -KILL "$RFSD_PID"
+    for _ in $(seq 1 100); do
+        start_rfsd "$work/restart-root" "$work" restarted --port "$restart_port" 2>/dev/null \
+            && break
+        sleep 0.1
+    done
+    echo "$RFSD_PID" > "$hs/pid"
+    touch "$hs/restarted"
+) &
+supervisor=$!
+run_case "rfs_restart.np2" 120 $mpiexec -n 2 "$work/bin/rfs_restart" 127.0.0.1 "$restart_port" \
+    "$work/restart-root" "$hs"
+wait "$supervisor"
+# The restarted server is not our child: stop it by the PID it wrote, and
+# let it finish (its log is checked for sanitizer reports).
+if [ -s "$hs/pid" ]; then
+    kill -TERM "$(cat "$hs/pid")" 2>/dev/null
+    for _ in $(seq 1 200); do kill -0 "$(cat "$hs/pid")" 2>/dev/null || break; sleep 0.05; done
+fi
 
 # Hostile clients (malformed, truncated, oversized, out-of-order, half-sent)
 # against the main server while a good client checks its data; the
