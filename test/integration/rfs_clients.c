@@ -13,6 +13,7 @@
  *                                   died), then write and read back under it
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -159,29 +160,35 @@ int main(int argc, char **argv)
     if (strcmp(argv[2], "hold") == 0 || strcmp(argv[2], "lock") == 0) {
         int hold = argv[2][0] == 'h';
         int secs = hold ? 60 : atoi(argv[4]);
+        static unsigned char chunk[64u << 20], back[64u << 20];
+        const char *what = hold ? "hold" : "lock";
+        uint64_t done;
         if ((rc = rfs_client_connect(&c, &net_tcp_transport, "127.0.0.1", port, secs * 1000)) ||
             (rc = rfs_open(&c, 0, argv[3], RFS_O_RDWR | RFS_O_CREAT, 0644, &st)) ||
             (rc = rfs_lock(&c, 0, RFS_LOCK_WRITE, 0, 0, 1)))
-            return fail(0, hold ? "hold" : "lock", rc);
-        static unsigned char chunk[64u << 20], back[64u << 20];
-        if (!hold) {
-            /* The server goes on serving the file under the lock. */
-            uint64_t done;
-            for (uint64_t i = 0; i < sizeof chunk; i++)
-                chunk[i] = pattern(i, 7);
-            if ((rc = rfs_pwrite(&c, 0, chunk, sizeof chunk, 0)) ||
-                (rc = rfs_pread(&c, 0, back, sizeof back, 0, &done)))
-                return fail(0, "write under the lock", rc);
-            if (done != sizeof back || memcmp(chunk, back, sizeof back) != 0)
-                return fail(0, "read back under the lock", -1);
-            printf(" No Errors (lock taken over, 64 MiB written and read back)\n");
-            return 0;
+            goto out;
+        if (hold) {
+            printf("locked\n");
+            fflush(stdout);
+            what = "write while holding";
+            while ((rc = rfs_pwrite(&c, 0, chunk, sizeof chunk, 0)) == 0)
+                ;
+            goto out;
         }
-        printf("locked\n");
-        fflush(stdout);
-        for (;;)
-            if ((rc = rfs_pwrite(&c, 0, chunk, sizeof chunk, 0)) != 0)
-                return fail(0, "write while holding", rc);
+        /* The server goes on serving the file under the lock. */
+        what = "write and read back under the lock";
+        for (uint64_t i = 0; i < sizeof chunk; i++)
+            chunk[i] = pattern(i, 7);
+        if ((rc = rfs_pwrite(&c, 0, chunk, sizeof chunk, 0)) == 0 &&
+            (rc = rfs_pread(&c, 0, back, sizeof back, 0, &done)) == 0 &&
+            (done != sizeof back || memcmp(chunk, back, sizeof back) != 0))
+            rc = -EIO;
+out:
+        rfs_client_close(&c);
+        if (rc)
+            return fail(0, what, rc);
+        printf(" No Errors (lock taken over, 64 MiB written and read back)\n");
+        return 0;
     }
     bytes = strtoull(argv[3], NULL, 10);
     if (many(atoi(argv[2])) != 0 || verify_all(atoi(argv[2])) != 0)
