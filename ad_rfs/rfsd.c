@@ -2,12 +2,15 @@
  * rfsd: the server of the rfs: driver (and, later, of rdma:'s stripes).
  *
  *   rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE]
- *        [--threads N] [--log-level error|warn|info|debug] [--rate-limit MB/s]
+ *        [--max-connections N] [--max-data MiB]
+ *        [--log-level error|warn|info|debug] [--rate-limit MB/s]
  *
  * Serves the files under DIR, one worker thread per connection, at most N
- * connections at once (more wait in the listen backlog). SIGTERM or SIGINT
- * stop it cleanly: no new connections, open connections are shut down,
- * every worker is joined. No MPI here.
+ * connections at once: one more is refused at once (RFS_REFUSAL_OP), so
+ * that its client reports "server busy" instead of waiting in the listen
+ * backlog for a worker that may never come free. SIGTERM or SIGINT stop it
+ * cleanly: no new connections, open connections are shut down, every worker
+ * is joined. No MPI here.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include "net/net.h"
+#include "proto/rfs_proto.h"
 #include "server/rfs_log.h"
 #include "server/rfs_server.h"
 
@@ -62,7 +66,10 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE]\n"
-                 "            [--threads N] [--log-level error|warn|info|debug]\n"
+                 "            [--max-connections N]  (default 256; one more is refused: busy)\n"
+                 "            [--max-data MiB]       (data of one request or reply held in\n"
+                 "                                    memory per connection: 1..64, default 64)\n"
+                 "            [--log-level error|warn|info|debug]\n"
                  "            [--rate-limit MB/s]   (emulate a slow link: 1 MB = 10^6 bytes)\n");
 }
 
@@ -83,10 +90,9 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Join finished workers; returns the number of free slots. */
-static int reap_workers(void)
+/* Join finished workers, which frees their slots. */
+static void reap_workers(void)
 {
-    int free_slots = 0;
     pthread_mutex_lock(&g.lock);
     for (int i = 0; i < g.nworkers; i++) {
         struct worker *w = &g.workers[i];
@@ -95,10 +101,8 @@ static int reap_workers(void)
             net_close(w->conn);
             memset(w, 0, sizeof *w);
         }
-        free_slots += !w->used;
     }
     pthread_mutex_unlock(&g.lock);
-    return free_slots;
 }
 
 static void peer_name(int fd, char *out, size_t len)
@@ -119,6 +123,32 @@ static void peer_name(int fd, char *out, size_t len)
     snprintf(out, len, "%s:%d", host, port);
 }
 
+/*
+ * Over the connection limit: one refusal frame instead of any reply, then
+ * close. 40 bytes on a fresh socket fit its send buffer, so a non-blocking
+ * send does not fall short. What the client sent already is read and
+ * dropped first: closing a socket with unread data resets the connection,
+ * which discards a frame the kernel has not transmitted yet.
+ */
+static void refuse(int fd)
+{
+    uint8_t frame[RFS_HDR_SIZE + RFS_REP_FIXED] = { 0 };
+    struct rfs_hdr h = { .magic = RFS_MAGIC, .version = RFS_VERSION, .op = RFS_REFUSAL_OP,
+                         .tag = 0, .status = RFS_E_BUSY, .len = RFS_REP_FIXED };
+    char peer[INET6_ADDRSTRLEN + 8], drain[4096];
+    rfs_hdr_encode(&h, frame);
+    peer_name(fd, peer, sizeof peer);
+    rfs_log(RFS_LOG_WARN, "%s: refused: %d connections open (--max-connections)", peer,
+            g.nworkers);
+    if (send(fd, frame, sizeof frame, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) sizeof frame)
+        rfs_log(RFS_LOG_WARN, "%s: refusal not sent: %s", peer, strerror(errno));
+    shutdown(fd, SHUT_WR);
+    /* Bounded: a client that keeps sending must not hold the accept loop. */
+    for (int i = 0; i < 256 && recv(fd, drain, sizeof drain, MSG_DONTWAIT) > 0; i++)
+        ;
+    close(fd);
+}
+
 static void start_worker(int fd)
 {
     struct worker *w = NULL;
@@ -129,18 +159,20 @@ static void start_worker(int fd)
     if (w)
         w->used = 1;
     pthread_mutex_unlock(&g.lock);
+    if (!w) {
+        refuse(fd);
+        return;
+    }
 
     /* No send timeout: a slow reader must not lose replies; keepalive
      * notices a peer that disappeared. */
     struct net_opts opts = { .timeout_ms = 0 };
-    if (!w || net_tcp_wrap(fd, &opts, &w->conn) < 0) {
+    if (net_tcp_wrap(fd, &opts, &w->conn) < 0) {
         rfs_log(RFS_LOG_ERROR, "cannot take a new connection");
         close(fd);
-        if (w) {
-            pthread_mutex_lock(&g.lock);
-            w->used = 0;
-            pthread_mutex_unlock(&g.lock);
-        }
+        pthread_mutex_lock(&g.lock);
+        w->used = 0;
+        pthread_mutex_unlock(&g.lock);
         return;
     }
     peer_name(fd, w->peer, sizeof w->peer);
@@ -157,11 +189,11 @@ static void start_worker(int fd)
 static void accept_loop(int lfd)
 {
     while (!atomic_load(&g.stop)) {
-        int free_slots = reap_workers();
         struct pollfd p[2] = { { .fd = g.wake[0], .events = POLLIN },
                                { .fd = lfd, .events = POLLIN } };
-        /* With every worker busy, leave new connections in the backlog. */
-        int n = poll(p, free_slots > 0 ? 2 : 1, -1);
+        /* The listening socket is watched with every worker busy too: a
+         * connection over the limit is refused, not left in the backlog. */
+        int n = poll(p, 2, -1);
         if (n < 0 && errno != EINTR) {
             rfs_log(RFS_LOG_ERROR, "poll: %s", strerror(errno));
             break;
@@ -171,7 +203,10 @@ static void accept_loop(int lfd)
             ssize_t ignored = read(g.wake[0], drain, sizeof drain);
             (void) ignored;
         }
-        if (n > 0 && free_slots > 0 && p[1].revents & POLLIN) {
+        /* Every worker that ends writes to the wake pipe, so its slot is
+         * free again before the next accept. */
+        reap_workers();
+        if (n > 0 && p[1].revents & POLLIN) {
             int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
             if (fd >= 0)
                 start_worker(fd);
@@ -233,28 +268,39 @@ static int install_signals(void)
 int main(int argc, char **argv)
 {
     const char *root = NULL, *bind_addr = "127.0.0.1", *port = "0", *port_file = NULL;
-    int threads = 64;
+    int max_conns = 256;
+    long max_data_mib = RFS_MAX_DATA >> 20;
     double rate_mb = 0;
     static const struct option opts[] = {
         { "root", required_argument, NULL, 'r' }, { "bind", required_argument, NULL, 'b' },
         { "port", required_argument, NULL, 'p' }, { "port-file", required_argument, NULL, 'f' },
-        { "threads", required_argument, NULL, 't' },
+        { "max-connections", required_argument, NULL, 'c' },
+        { "max-data", required_argument, NULL, 'd' },
         { "rate-limit", required_argument, NULL, 'R' },
         { "log-level", required_argument, NULL, 'l' }, { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     int c, level;
     char *end;
-    while ((c = getopt_long(argc, argv, "r:b:p:f:t:l:R:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:b:p:f:c:d:l:R:h", opts, NULL)) != -1) {
         switch (c) {
         case 'r': root = optarg; break;
         case 'b': bind_addr = optarg; break;
         case 'p': port = optarg; break;
         case 'f': port_file = optarg; break;
-        case 't':
-            threads = (int) strtol(optarg, &end, 10);
-            if (*end || threads < 1 || threads > 4096) {
-                fprintf(stderr, "rfsd: --threads must be 1..4096\n");
+        case 'c':
+            max_conns = (int) strtol(optarg, &end, 10);
+            if (*end || max_conns < 1 || max_conns > 4096) {
+                fprintf(stderr, "rfsd: --max-connections must be 1..4096\n");
+                return 2;
+            }
+            break;
+        case 'd':
+            /* At least one client piece (RFS_CLIENT_PIECE, 1 MiB), at most
+             * the protocol's limit. */
+            max_data_mib = strtol(optarg, &end, 10);
+            if (*end || max_data_mib < 1 || max_data_mib > (long) (RFS_MAX_DATA >> 20)) {
+                fprintf(stderr, "rfsd: --max-data must be 1..%u (MiB)\n", RFS_MAX_DATA >> 20);
                 return 2;
             }
             break;
@@ -291,6 +337,7 @@ int main(int argc, char **argv)
         rfs_rate_init(&rate, rate_mb * 1e6);
         g.server.rate = &rate;
     }
+    g.server.max_data = (uint64_t) max_data_mib << 20;
     int lfd, bound;
     if (pipe2(g.wake, O_CLOEXEC | O_NONBLOCK) < 0 || install_signals() < 0) {
         rfs_log(RFS_LOG_ERROR, "setup: %s", strerror(errno));
@@ -300,8 +347,8 @@ int main(int argc, char **argv)
         rfs_log(RFS_LOG_ERROR, "listen on %s:%s: %s", bind_addr, port, strerror(-rc));
         return 1;
     }
-    g.nworkers = threads;
-    g.workers = calloc((size_t) threads, sizeof *g.workers);
+    g.nworkers = max_conns;
+    g.workers = calloc((size_t) max_conns, sizeof *g.workers);
     if (!g.workers) {
         rfs_log(RFS_LOG_ERROR, "out of memory");
         return 1;
@@ -310,8 +357,8 @@ int main(int argc, char **argv)
         rfs_log(RFS_LOG_ERROR, "port file %s: %s", port_file, strerror(-rc));
         return 1;
     }
-    rfs_log(RFS_LOG_INFO, "serving %s on %s port %d (%d workers)", root, bind_addr, bound,
-            threads);
+    rfs_log(RFS_LOG_INFO, "serving %s on %s port %d (at most %d connections, %ld MiB each)",
+            root, bind_addr, bound, max_conns, max_data_mib);
 
     accept_loop(lfd);
 

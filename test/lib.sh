@@ -46,9 +46,13 @@ start_rdma_servers() {
     done
 }
 
+# SIGCONT first (a test may have stopped the server), then SIGTERM: a
+# SIGCONT after the SIGTERM could reach an exiting ASan rfsd while its leak
+# checker stops it with SIGSTOP, discard that stop, and leave the checker
+# waiting forever.
 stop_rfsd() {
-    kill -TERM "$1" 2>/dev/null || true
     kill -CONT "$1" 2>/dev/null || true
+    kill -TERM "$1" 2>/dev/null || true
     { wait "$1"; } 2>/dev/null || true
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make check-sanitize: the unit tests under ASan+UBSan, TSan and valgrind,
-# and the MPI integration tests against an rfsd built with ASan+UBSan and
-# one built with TSan. (The MPI client side lives in libmpi, built without
+# and the integration tests against an rfsd built with ASan+UBSan and one
+# built with TSan. (The MPI client side lives in libmpi, built without
 # sanitizers; its protocol and transport code is what the unit tests run.)
 set -u
 repo=$1
@@ -25,10 +25,14 @@ bash test/run-unit.sh build/obj/tsan "$work/tsan.res" test_net test_server test_
 echo "== valgrind"
 UNIT_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
     bash test/run-unit.sh build/obj/plain "$work/valgrind.res" $tests
-echo "== integration, rfsd with ASan+UBSan"
-RFSD=$repo/build/obj/asan/rfsd bash test/integration/run.sh "$prefix" "$work/it-asan" "$work/it-asan.res"
-echo "== integration, rfsd with TSan"
-RFSD=$repo/build/obj/tsan/rfsd bash test/integration/run.sh "$prefix" "$work/it-tsan" "$work/it-tsan.res"
+# The clients without MPI (rfs_clients, rfsd_hostile) are built with the
+# same sanitizer as the server (TEST_CFLAGS).
+echo "== integration, rfsd and the plain C clients with ASan+UBSan"
+RFSD=$repo/build/obj/asan/rfsd TEST_CFLAGS="$asan" \
+    bash test/integration/run.sh "$prefix" "$work/it-asan" "$work/it-asan.res"
+echo "== integration, rfsd and the plain C clients with TSan"
+RFSD=$repo/build/obj/tsan/rfsd TEST_CFLAGS="-fsanitize=thread" \
+    bash test/integration/run.sh "$prefix" "$work/it-tsan" "$work/it-tsan.res"
 
 # A sanitizer report in any rfsd log is a failure even if the client passed.
 if grep -lE "ERROR: (Address|Thread|Undefined)Sanitizer|WARNING: ThreadSanitizer|runtime error:" \
@@ -37,9 +41,17 @@ if grep -lE "ERROR: (Address|Thread|Undefined)Sanitizer|WARNING: ThreadSanitizer
     echo "0 1 0" > "$work/logs.res"
 fi
 
+# A suite that did not finish (no results file) counts as a failure.
 total_p=0 total_f=0
-for r in "$work"/*.res; do
-    read -r p f s < "$r"
+for r in asan tsan valgrind it-asan it-tsan logs; do
+    if [ -s "$work/$r.res" ]; then
+        read -r p f s < "$work/$r.res"
+    elif [ "$r" = logs ]; then
+        p=0 f=0
+    else
+        echo "$r: did not finish"
+        p=0 f=1
+    fi
     total_p=$((total_p + p)) total_f=$((total_f + f))
 done
 echo "$total_p passed, $total_f failed"

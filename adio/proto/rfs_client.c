@@ -65,10 +65,17 @@ static int recv_reply(struct rfs_client *c, uint16_t op, uint32_t tag, void *in,
 {
     uint8_t hbuf[RFS_HDR_SIZE], fbuf[RFS_REP_FIXED];
     struct rfs_hdr h;
+    /* Refused: every request still waiting for its reply gets the refusal. */
+    if (c->broken == RFS_E_BUSY)
+        return RFS_E_BUSY;
     int rc = net_readn(c->conn, hbuf, sizeof hbuf);
     if (rc < 0)
         return fail(c, rc);
-    if (rfs_hdr_decode(hbuf, &h) != RFS_OK || rfs_rep_validate(&h, op, tag, max_data) != RFS_OK)
+    if (rfs_hdr_decode(hbuf, &h) != RFS_OK)
+        return fail(c, -EPROTO);
+    if (h.op == RFS_REFUSAL_OP && h.tag == 0 && h.status == RFS_E_BUSY)
+        return fail(c, RFS_E_BUSY);
+    if (rfs_rep_validate(&h, op, tag, max_data) != RFS_OK)
         return fail(c, -EPROTO);
     rc = net_readn(c->conn, fbuf, sizeof fbuf);
     if (rc < 0)

@@ -4,7 +4,9 @@
  *
  * Every call returns 0 on success, a positive enum rfs_status the server
  * answered, or a negative errno value when the transport failed (then the
- * client is unusable: every later call returns -ENOTCONN).
+ * client is unusable: every later call returns -ENOTCONN). A server at its
+ * connection limit refuses the connection: the first call returns
+ * RFS_E_BUSY, and the client is unusable as after a transport failure.
  *
  * Piggybacking (the RFS paper's deferred open and close): rfs_open_deferred
  * queues an OPEN that goes out in the same write as the next request;
@@ -29,7 +31,8 @@ struct rfs_client {
     struct net_conn *conn;
     struct rfs_client_stats stats;
     uint32_t next_tag;
-    int broken;                 /* negative errno of the failure, or 0 */
+    int broken;                 /* negative errno of the failure, RFS_E_BUSY if the
+                                 * server refused the connection, or 0 */
     uint32_t unread_replies;    /* replies of nowait requests still in the stream */
     /* a deferred OPEN, sent with the next request */
     int open_pending;

@@ -211,6 +211,7 @@ int rfs_errno_from_status(int status)
         [RFS_E_INVAL] = EINVAL, [RFS_E_BADF] = EBADF, [RFS_E_IO] = EIO, [RFS_E_PROTO] = EPROTO,
         [RFS_E_TOOBIG] = EMSGSIZE, [RFS_E_ESCAPE] = EXDEV, [RFS_E_NOLCK] = ENOLCK,
         [RFS_E_DEADLK] = EDEADLK, [RFS_E_NOMEM] = ENOMEM, [RFS_E_FBIG] = EFBIG,
+        [RFS_E_BUSY] = EBUSY,
     };
     return status >= 0 && status < RFS_E_END ? err[status] : EIO;
 }
@@ -238,6 +239,7 @@ const char *rfs_status_str(int status)
         [RFS_E_DEADLK] = "lock would deadlock",
         [RFS_E_NOMEM] = "server out of memory",
         [RFS_E_FBIG] = "file too large",
+        [RFS_E_BUSY] = "server busy: connection limit reached",
     };
     return status >= 0 && status < RFS_E_END ? names[status] : "unknown status";
 }

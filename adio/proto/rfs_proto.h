@@ -27,6 +27,10 @@
 #define RFS_REPLY          0x8000u       /* reply op = request op | RFS_REPLY */
 #define RFS_MAX_PAIRS      4096          /* offset-length pairs of one LREAD/LWRITE */
 #define RFS_PAIR_SIZE      16            /* a pair on the wire: offset u64, length u64 */
+/* A server over its connection limit sends, instead of any reply, one
+ * refusal: a reply header with op RFS_REPLY (op 0 is no request), tag 0,
+ * status RFS_E_BUSY and an empty fixed part; then it closes. */
+#define RFS_REFUSAL_OP     RFS_REPLY
 
 enum rfs_op {
     RFS_OP_OPEN = 1,
@@ -87,6 +91,7 @@ enum rfs_status {
     RFS_E_DEADLK,           /* lock would deadlock */
     RFS_E_NOMEM,            /* server out of memory */
     RFS_E_FBIG,             /* file too large */
+    RFS_E_BUSY,             /* server at its connection limit (the refusal frame) */
     RFS_E_END
 };
 

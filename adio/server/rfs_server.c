@@ -55,6 +55,7 @@ struct rfs_result {
 int rfs_server_init(struct rfs_server *s, const char *root)
 {
     s->rate = NULL;
+    s->max_data = RFS_MAX_DATA;
     s->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
     return s->root_fd < 0 ? -errno : 0;
 }
@@ -70,6 +71,8 @@ static int ensure_buf(struct rfs_session *ss, uint64_t len)
 {
     if (len <= ss->cap)
         return 0;
+    if (len > ss->server->max_data)
+        return -ENOMEM;
     uint8_t *p = realloc(ss->buf, (size_t) len);
     if (!p)
         return -ENOMEM;
@@ -547,6 +550,8 @@ static int serve_one(struct rfs_session *ss)
     if (h.len < RFS_REQ_FIXED) {
         rfs_log(RFS_LOG_WARN, "%s: short request (%llu bytes), closing", ss->peer,
                 (unsigned long long) h.len);
+        struct rfs_result res = { .status = RFS_E_PROTO };
+        send_reply(ss, h.op, h.tag, &res);
         return -EPROTO;
     }
     rc = net_readn(ss->conn, fbuf, sizeof fbuf);
@@ -556,7 +561,12 @@ static int serve_one(struct rfs_session *ss)
 
     struct rfs_result res = { .status = rfs_req_validate(&h, &r) };
     uint64_t var = h.len - RFS_REQ_FIXED;
-    if (res.status == RFS_E_PROTO || var > RFS_MAX_DATA) {
+    /* A read whose reply would not fit this server's buffer is refused like
+     * one over the protocol's limit; the connection goes on. */
+    if (res.status == RFS_OK && (h.op == RFS_OP_PREAD || h.op == RFS_OP_VREAD) &&
+        r.length > ss->server->max_data)
+        res.status = RFS_E_TOOBIG;
+    if (res.status == RFS_E_PROTO || var > ss->server->max_data) {
         rfs_log(RFS_LOG_WARN, "%s: malformed %s request: %s, closing", ss->peer,
                 rfs_op_name(h.op), rfs_status_str(res.status ? res.status : RFS_E_TOOBIG));
         if (res.status == RFS_OK)

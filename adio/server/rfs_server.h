@@ -26,6 +26,9 @@ void rfs_rate_take(struct rfs_rate *r, uint64_t bytes);
 struct rfs_server {
     int root_fd;                /* O_PATH directory of the export root */
     struct rfs_rate *rate;      /* NULL: no limit */
+    /* Data bytes of one request or reply, at most RFS_MAX_DATA (the
+     * default): a connection's buffer never grows past it (--max-data). */
+    uint64_t max_data;
 };
 
 /* 0 or a negative errno (root missing, not a directory, ...). */

@@ -1,22 +1,31 @@
 /*
  * rfsd under many clients at once (no MPI): each thread connects, writes a
  * file of its own and its slice of a shared file, syncs, reads both back
- * and checks every byte.
+ * and checks every byte; once all are done, one more connection reads every
+ * file and the whole shared file again, so that a slice overwritten by
+ * another client after its owner checked it is found too. A client the
+ * server refuses (RFS_E_BUSY: over --max-connections) tries again.
  *
  *   rfs_clients PORT CLIENTS BYTES_PER_CLIENT
  *   rfs_clients PORT hold PATH      lock PATH, say "locked", write forever
- *   rfs_clients PORT lock PATH SECS lock PATH within SECS (after a holder died)
+ *                                   (64 MiB per call, so a kill lands mid-call)
+ *   rfs_clients PORT lock PATH SECS lock PATH within SECS (after a holder
+ *                                   died), then write and read back under it
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proto/rfs_client.h"
 
 static const char *port;
 static uint64_t bytes;
+static atomic_int refusals;
 
 static unsigned char pattern(uint64_t off, unsigned seed)
 {
@@ -43,9 +52,19 @@ static void *client(void *arg)
     for (uint64_t i = 0; i < bytes; i++)
         buf[i] = pattern(i, (unsigned) id);
     snprintf(path, sizeof path, "/clients/own.%d", id);
-    if ((rc = rfs_client_connect(&c, &net_tcp_transport, "127.0.0.1", port, 60000)) != 0)
-        goto out_free;
-    if ((rc = rfs_open(&c, 0, path, RFS_O_RDWR | RFS_O_CREAT, 0644, &st)) ||
+    /* Refused while the server is full: again after a pause, for at most
+     * about a minute. */
+    for (int tries = 0;; tries++) {
+        if ((rc = rfs_client_connect(&c, &net_tcp_transport, "127.0.0.1", port, 60000)) != 0)
+            goto out_free;
+        rc = rfs_open(&c, 0, path, RFS_O_RDWR | RFS_O_CREAT, 0644, &st);
+        if (rc != RFS_E_BUSY || tries == 1000)
+            break;
+        atomic_fetch_add(&refusals, 1);
+        rfs_client_close(&c);
+        usleep(20000 + (useconds_t) (id % 7) * 10000);
+    }
+    if (rc ||
         (rc = rfs_open(&c, 1, "/clients/shared", RFS_O_RDWR | RFS_O_CREAT, 0644, &st)) ||
         (rc = rfs_pwrite(&c, 0, buf, bytes, 0)) ||
         (rc = rfs_pwrite(&c, 1, buf, bytes, (uint64_t) id * bytes)) ||
@@ -84,8 +103,50 @@ static int many(int n)
         failed += r != NULL;
     }
     free(t);
-    printf("%d clients, %d failed\n", n, failed);
+    printf("%d clients, %d failed, %d refusals (retried)\n", n, failed,
+           atomic_load(&refusals));
     return failed;
+}
+
+/* Every client's own file and its slice of the shared file, read again
+ * through one new connection after all clients are done. */
+static int verify_all(int n)
+{
+    struct rfs_client c;
+    struct rfs_stat st;
+    unsigned char *in = malloc(bytes);
+    uint64_t done;
+    char path[64];
+    int rc = rfs_client_connect(&c, &net_tcp_transport, "127.0.0.1", port, 60000), bad = 0;
+    if (rc == 0)
+        rc = rfs_open(&c, 1, "/clients/shared", RFS_O_RDONLY, 0, &st);
+    if (rc == 0 && st.size != (uint64_t) n * bytes) {
+        fprintf(stderr, "shared file: %llu bytes, expected %llu\n",
+                (unsigned long long) st.size, (unsigned long long) n * bytes);
+        bad = 1;
+    }
+    for (int id = 0; id < n && rc == 0 && !bad; id++) {
+        snprintf(path, sizeof path, "/clients/own.%d", id);
+        for (int h = 0; h < 2 && rc == 0; h++) {
+            if (h == 0 && (rc = rfs_open(&c, 0, path, RFS_O_RDONLY, 0, &st)) != 0)
+                break;
+            rc = rfs_pread(&c, (uint32_t) h, in, bytes, h ? (uint64_t) id * bytes : 0, &done);
+            for (uint64_t i = 0; rc == 0 && i < bytes; i++)
+                if (done != bytes || in[i] != pattern(i, (unsigned) id)) {
+                    fprintf(stderr, "%s of client %d: wrong at byte %llu\n",
+                            h ? "shared slice" : "own file", id, (unsigned long long) i);
+                    bad = 1;
+                    break;
+                }
+        }
+        if (rc == 0)
+            rc = rfs_close(&c, 0);
+    }
+    rfs_client_close(&c);
+    free(in);
+    if (rc)
+        fail(-1, "verify", rc);
+    return rc != 0 || bad;
 }
 
 int main(int argc, char **argv)
@@ -99,23 +160,38 @@ int main(int argc, char **argv)
     if (strcmp(argv[2], "hold") == 0 || strcmp(argv[2], "lock") == 0) {
         int hold = argv[2][0] == 'h';
         int secs = hold ? 60 : atoi(argv[4]);
+        static unsigned char chunk[64u << 20], back[64u << 20];
+        const char *what = hold ? "hold" : "lock";
+        uint64_t done;
         if ((rc = rfs_client_connect(&c, &net_tcp_transport, "127.0.0.1", port, secs * 1000)) ||
             (rc = rfs_open(&c, 0, argv[3], RFS_O_RDWR | RFS_O_CREAT, 0644, &st)) ||
             (rc = rfs_lock(&c, 0, RFS_LOCK_WRITE, 0, 0, 1)))
-            return fail(0, hold ? "hold" : "lock", rc);
-        if (!hold) {
-            printf(" No Errors (lock taken over)\n");
-            return 0;
+            goto out;
+        if (hold) {
+            printf("locked\n");
+            fflush(stdout);
+            what = "write while holding";
+            while ((rc = rfs_pwrite(&c, 0, chunk, sizeof chunk, 0)) == 0)
+                ;
+            goto out;
         }
-        printf("locked\n");
-        fflush(stdout);
-        static char chunk[1 << 20];
-        for (uint64_t off = 0;; off = (off + sizeof chunk) % (64u << 20))
-            if ((rc = rfs_pwrite(&c, 0, chunk, sizeof chunk, off)) != 0)
-                return fail(0, "write while holding", rc);
+        /* The server goes on serving the file under the lock. */
+        what = "write and read back under the lock";
+        for (uint64_t i = 0; i < sizeof chunk; i++)
+            chunk[i] = pattern(i, 7);
+        if ((rc = rfs_pwrite(&c, 0, chunk, sizeof chunk, 0)) == 0 &&
+            (rc = rfs_pread(&c, 0, back, sizeof back, 0, &done)) == 0 &&
+            (done != sizeof back || memcmp(chunk, back, sizeof back) != 0))
+            rc = -EIO;
+out:
+        rfs_client_close(&c);
+        if (rc)
+            return fail(0, what, rc);
+        printf(" No Errors (lock taken over, 64 MiB written and read back)\n");
+        return 0;
     }
     bytes = strtoull(argv[3], NULL, 10);
-    if (many(atoi(argv[2])) != 0)
+    if (many(atoi(argv[2])) != 0 || verify_all(atoi(argv[2])) != 0)
         return 1;
     printf(" No Errors\n");
     return 0;

@@ -2,11 +2,13 @@
  * Failures reach the application as the right MPI error class, with a
  * message naming the server, and never hang:
  *
- *   rfs_errors HOST PORT DEAD_PORT KILL_PORT KILL_PID STOP_PORT STOP_PID
+ *   rfs_errors HOST PORT DEAD_PORT KILL_PORT KILL_PID STOP_PORT STOP_PID BUSY_PORT
  *
  * PORT is a healthy server whose root holds a symlink "escape" -> /etc and
  * a file "existing"; DEAD_PORT has no server; the servers at KILL_PORT and
- * STOP_PORT get SIGKILL and SIGSTOP in the middle of the test.
+ * STOP_PORT get SIGKILL and SIGSTOP in the middle of the test; BUSY_PORT
+ * serves one connection at most (--max-connections 1) and its root holds a
+ * file "existing".
  */
 #include <signal.h>
 #include <time.h>
@@ -59,7 +61,8 @@ static void check_message_names_server(int rc, const char *port)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    CHECK(argc == 8, "usage: rfs_errors HOST PORT DEAD_PORT KILL_PORT KILL_PID STOP_PORT STOP_PID");
+    CHECK(argc == 9, "usage: rfs_errors HOST PORT DEAD_PORT KILL_PORT KILL_PID STOP_PORT STOP_PID "
+          "BUSY_PORT");
     const char *host = argv[1], *port = argv[2], *dead = argv[3];
     MPI_File fh;
     MPI_Status st;
@@ -93,6 +96,21 @@ int main(int argc, char **argv)
     CHECK_CLASS(rc, MPI_ERR_IO);
     check_message_names_server(rc, dead);
     CHECK_CLASS(MPI_File_delete(name(0, host, dead, "/f"), MPI_INFO_NULL), MPI_ERR_IO);
+
+    /* server at its connection limit: refused at once, and the message
+     * says why (no MPI_MODE_CREATE: a create connects twice) */
+    MPI_File held;
+    CHECK_MPI(MPI_File_open(MPI_COMM_SELF, name(1, host, argv[8], "/existing"), MPI_MODE_RDWR,
+                            MPI_INFO_NULL, &held));
+    double t_busy = now();
+    rc = MPI_File_open(MPI_COMM_SELF, name(2, host, argv[8], "/existing"), MPI_MODE_RDONLY,
+                       MPI_INFO_NULL, &fh);
+    CHECK_CLASS(rc, MPI_ERR_IO);
+    check_message_names_server(rc, argv[8]);
+    CHECK(strstr(err_string(rc), "connection limit") != NULL, "refusal not reported: %s",
+          err_string(rc));
+    CHECK(now() - t_busy < 5, "the refusal took %.1f s", now() - t_busy);
+    CHECK_MPI(MPI_File_close(&held));
 
     /* server killed while the file is open: the next calls fail, at once */
     CHECK_MPI(MPI_File_open(MPI_COMM_SELF, name(0, host, argv[4], "/victim"),

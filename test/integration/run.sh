@@ -13,12 +13,17 @@ trap stop_all_rfsd EXIT
 
 mpicc="$PREFIX/bin/mpicc"
 mpiexec="$PREFIX/bin/mpiexec $MPIEXEC_FLAGS"
-cc -std=c11 -O2 -Wall -Wextra -Werror -I"$here/../../adio" -o "$work/bin/rfs_clients" \
-    "$here/rfs_clients.c" "$here/../../adio/proto/rfs_client.c" \
-    "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/net/net_tcp.c" -lpthread \
-    || { echo "cannot build rfs_clients"; FAILED=$((FAILED + 1)); }
-for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace abt_basic abt_faults \
-    rdma_faults; do
+# The clients without MPI, with the client library; TEST_CFLAGS adds
+# sanitizers (make check-sanitize).
+for t in rfs_clients rfsd_hostile; do
+    # shellcheck disable=SC2086
+    cc -std=c11 -O2 -g -Wall -Wextra -Werror ${TEST_CFLAGS:-} -I"$here/../../adio" \
+        -o "$work/bin/$t" "$here/$t.c" "$here/../../adio/proto/rfs_client.c" \
+        "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/net/net_tcp.c" -lpthread \
+        || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
+done
+for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
+    abt_faults rdma_faults; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -110,8 +115,49 @@ stop_rfsd "$RFSD_PID"
 start_rfsd "$work/kill-root" "$work" kill || exit 1
 kill_port=$RFSD_PORT kill_pid=$RFSD_PID
 start_rfsd "$work/stop-root" "$work" stop || exit 1
+stop_port=$RFSD_PORT stop_pid=$RFSD_PID
+mkdir -p "$work/busy-root"
+echo existing > "$work/busy-root/existing"
+start_rfsd "$work/busy-root" "$work" busy --max-connections 1 || exit 1
 run_case "rfs_errors" 120 $mpiexec -n 1 "$work/bin/rfs_errors" 127.0.0.1 "$main_port" \
-    "$dead_port" "$kill_port" "$kill_pid" "$RFSD_PORT" "$RFSD_PID"
+    "$dead_port" "$kill_port" "$kill_pid" "$stop_port" "$stop_pid" "$RFSD_PORT"
+
+# rfsd killed (SIGKILL) and restarted on the same port and root while the
+# file is open: the program says when its data is synced; we kill, restart
+# (the old process may hold the port an instant longer: retry) and say so.
+hs=$work/restart-handshake
+mkdir -p "$hs"
+start_rfsd "$work/restart-root" "$work" restart || exit 1
+restart_port=$RFSD_PORT
+(
+    for _ in $(seq 1 1200); do [ -e "$hs/synced" ] && break; sleep 0.05; done
+    [ -e "$hs/synced" ] || exit 1
+    kill -KILL "$RFSD_PID"
+    for _ in $(seq 1 100); do
+        start_rfsd "$work/restart-root" "$work" restarted --port "$restart_port" 2>/dev/null \
+            && break
+        sleep 0.1
+    done
+    echo "$RFSD_PID" > "$hs/pid"
+    touch "$hs/restarted"
+) &
+supervisor=$!
+run_case "rfs_restart.np2" 120 $mpiexec -n 2 "$work/bin/rfs_restart" 127.0.0.1 "$restart_port" \
+    "$work/restart-root" "$hs"
+wait "$supervisor"
+# The restarted server is not our child: stop it by the PID it wrote, and
+# let it finish (its log is checked for sanitizer reports).
+if [ -s "$hs/pid" ]; then
+    kill -TERM "$(cat "$hs/pid")" 2>/dev/null
+    for _ in $(seq 1 200); do kill -0 "$(cat "$hs/pid")" 2>/dev/null || break; sleep 0.05; done
+fi
+
+# Hostile clients (malformed, truncated, oversized, out-of-order, half-sent)
+# against the main server while a good client checks its data; the
+# connection and per-message limits against a server of its own.
+mkdir -p "$root/hostile" "$work/limited-root/hostile"
+start_rfsd "$work/limited-root" "$work" limited --max-connections 2 --max-data 1 || exit 1
+run_case "rfsd_hostile" 120 "$work/bin/rfsd_hostile" "$main_port" "$RFSD_PORT"
 
 # A full file system: rfsd in a private mount namespace over a 1 MiB tmpfs
 # (root can do this here; elsewhere the test is skipped, and says so).
@@ -127,13 +173,14 @@ else
     echo "  SKIP rfs_nospace (cannot mount a small tmpfs here)"
 fi
 
-# Many clients at once, then more clients than workers (the rest wait in
-# the backlog), then a lock holder killed mid-write.
+# Many clients at once, then more clients than --max-connections (the rest
+# are refused and try again), then a lock holder killed in the middle of a
+# 64 MiB write.
 mkdir -p "$root/clients"
 run_case "rfsd.64_clients" 300 "$work/bin/rfs_clients" "$main_port" 64 1048583
-start_rfsd "$work/few-root" "$work" few --threads 4 || exit 1
+start_rfsd "$work/few-root" "$work" few --max-connections 4 || exit 1
 mkdir -p "$work/few-root/clients"
-run_case "rfsd.32_clients_4_workers" 300 "$work/bin/rfs_clients" "$RFSD_PORT" 32 262147
+run_case "rfsd.32_clients_4_allowed" 300 "$work/bin/rfs_clients" "$RFSD_PORT" 32 262147
 "$work/bin/rfs_clients" "$main_port" hold /held > "$LOGDIR/hold.out" 2>&1 &
 holder=$!
 for _ in $(seq 1 200); do grep -q locked "$LOGDIR/hold.out" && break; sleep 0.05; done
