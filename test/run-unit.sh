@@ -10,7 +10,7 @@ echo "unit tests${UNIT_WRAPPER:+ under $UNIT_WRAPPER}"
 for t in "$@"; do
     log=$(mktemp)
     # shellcheck disable=SC2086
-    timeout 600 ${UNIT_WRAPPER:-} "$bindir/$t" > "$log" 2>&1
+    timeout --kill-after=10 600 ${UNIT_WRAPPER:-} "$bindir/$t" > "$log" 2>&1
     rc=$?
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
     f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log")

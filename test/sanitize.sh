@@ -23,6 +23,7 @@ bash test/run-unit.sh build/obj/asan "$work/asan.res" $tests test_dtype_mpi
 echo "== TSan (the threaded tests)"
 bash test/run-unit.sh build/obj/tsan "$work/tsan.res" test_net test_server test_abt test_stripe
 echo "== valgrind"
+UNIT_UNDER_VALGRIND=1 \
 UNIT_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
     bash test/run-unit.sh build/obj/plain "$work/valgrind.res" $tests
 # The clients without MPI (rfs_clients, rfsd_hostile) are built with the

@@ -106,6 +106,12 @@ start_rdma_servers 4 "$work" "rdmafault" || exit 1
 read -r _ stop_pid kill_pid _ <<< "$RDMA_PIDS"
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_faults" 180 $mpiexec -n 1 \
     "$work/bin/rdma_faults" "rdma:/" "$stop_pid" "$kill_pid"
+# abt: stacked over rdma: (no sink of its own: drained through the inner
+# driver on the application's thread)
+start_rdma_servers 2 "$work" "rdmaabt" || exit 1
+for r in $RDMA_ROOTS; do mkdir -p "$r/abt"; done
+ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "abt_basic.rdma.np2" 300 $mpiexec -n 2 \
+    "$work/bin/abt_basic" "abt:rdma:/abt/" "$work/stage"
 
 ln -s /etc "$root/escape"
 echo existing > "$root/existing"

@@ -350,6 +350,11 @@ static void test_concurrent_create(void **state)
 {
     (void) state;
     struct creator c[5];
+    /* valgrind 3.19 holds its lock while a thread blocks in F_OFD_SETLKW
+     * (a server thread here), so the whole process stops, deaf even to
+     * SIGTERM */
+    if (getenv("UNIT_UNDER_VALGRIND"))
+        skip();
     for (int i = 0; i < 5; i++)
         assert_int_equal(pthread_create(&c[i].thread, NULL, create_same_file, &c[i]), 0);
     for (int i = 0; i < 5; i++) {
