@@ -38,6 +38,7 @@ typedef struct ADIOI_RDMA_File {
 /* ad_rdma_common.c */
 int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size_t whylen);
 void ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f);
+void ADIOI_RDMA_Report_layout(ADIO_File fd, const ADIOI_RDMA_File *f);
 int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const char *what);
 void ADIOI_RDMA_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,

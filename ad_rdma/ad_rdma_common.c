@@ -83,10 +83,24 @@ void ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f)
         atoi(value) <= RFS_MAX_PAIRS)
         f->sf.max_pairs = (uint32_t) atoi(value);
     f->timeout_s = ADIOI_RDMA_DEFAULT_TIMEOUT;
-    if (info_value(fd->info, "rdma_timeout", value) && atoi(value) > 0)
+    if (info_value(fd->info, "rdma_timeout", value) && atoi(value) > 0 && atoi(value) <= 86400)
         f->timeout_s = atoi(value);
     f->stats = getenv(ADIOI_RDMA_STATS_ENV) != NULL ||
                (info_value(fd->info, "rdma_stats", value) && strcmp(value, "enable") == 0);
+}
+
+/* MPI_File_get_info then says what the file has, not what was asked. */
+void ADIOI_RDMA_Report_layout(ADIO_File fd, const ADIOI_RDMA_File *f)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    fd->hints->striping_unit = (int) f->sf.layout.unit;
+    fd->hints->striping_factor = (int) f->sf.layout.factor;
+    snprintf(value, sizeof value, "%llu", (unsigned long long) f->sf.layout.unit);
+    ADIOI_Info_set(fd->info, "striping_unit", value);
+    snprintf(value, sizeof value, "%u", f->sf.layout.factor);
+    ADIOI_Info_set(fd->info, "striping_factor", value);
+    if (stripe_servers_format(&f->servers, value, sizeof value) == 0)
+        ADIOI_Info_set(fd->info, "rdma_servers", value);
 }
 
 /*
@@ -98,12 +112,16 @@ int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const
     char who[300] = "rdma";
     if (rc == 0)
         return MPI_SUCCESS;
-    if (f->sf.failed >= 0)
+    if (f && f->sf.failed >= 0)
         snprintf(who, sizeof who, "rdma server %d (%s:%s)", f->sf.failed,
                  f->servers.at[f->sf.failed].host, f->servers.at[f->sf.failed].port);
-    const char *reason = rc == RFS_E_INVAL && strcmp(what, "open") == 0
-        ? "not a striped file of these servers (header missing or not matching)" : NULL;
-    return rfs_adio_error(rc, myname, who, what, f->path, "rdma_timeout", reason);
+    /* an open refused by a server's object, or by the layout asked for */
+    const char *reason = NULL;
+    if (rc == RFS_E_INVAL && strcmp(what, "open") == 0)
+        reason = f && f->sf.failed >= 0
+            ? "not a striped file of these servers (header missing or not matching)"
+            : "striping_factor beyond the server list, or striping_unit beyond 1 GiB";
+    return rfs_adio_error(rc, myname, who, what, f ? f->path : NULL, "rdma_timeout", reason);
 }
 
 /* ReadContig/WriteContig: `offset` is a byte of the file, the view aside

@@ -47,9 +47,10 @@ static int pair_count(const char *v)
     return atoi(v) > 0 && atoi(v) <= RFS_MAX_PAIRS;
 }
 
-static int positive(const char *v)
+/* Seconds, up to a day (milliseconds must fit an int). */
+static int seconds(const char *v)
 {
-    return atoi(v) > 0;
+    return atoi(v) > 0 && atoi(v) <= 86400;
 }
 
 static int any(const char *v)
@@ -80,7 +81,7 @@ void ADIOI_RDMA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         }
         install_checked(fd, users_info, "rdma_io_method", known_method);
         install_checked(fd, users_info, "rdma_list_pairs", pair_count);
-        install_checked(fd, users_info, "rdma_timeout", positive);
+        install_checked(fd, users_info, "rdma_timeout", seconds);
     }
     if (fd->fs_ptr) {
         ADIOI_RDMA_File *f = fd->fs_ptr;
@@ -88,4 +89,8 @@ void ADIOI_RDMA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         f->view_stale = 1;      /* set_view comes through here */
     }
     ADIOI_GEN_SetInfo(fd, users_info, error_code);
+    /* ROMIO's generic code takes striping_unit from the user: the layout
+     * of an open file is what it is */
+    if (fd->fs_ptr)
+        ADIOI_RDMA_Report_layout(fd, fd->fs_ptr);
 }

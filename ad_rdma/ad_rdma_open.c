@@ -10,20 +10,6 @@
 #include "adio_extern.h"
 #include "proto/rfs_adio.h"
 
-/* MPI_File_get_info then says what the file has, not what was asked. */
-static void report_layout(ADIO_File fd, const ADIOI_RDMA_File *f)
-{
-    char value[MPI_MAX_INFO_VAL + 1];
-    fd->hints->striping_unit = (int) f->sf.layout.unit;
-    fd->hints->striping_factor = (int) f->sf.layout.factor;
-    snprintf(value, sizeof value, "%llu", (unsigned long long) f->sf.layout.unit);
-    ADIOI_Info_set(fd->info, "striping_unit", value);
-    snprintf(value, sizeof value, "%u", f->sf.layout.factor);
-    ADIOI_Info_set(fd->info, "striping_factor", value);
-    if (stripe_servers_format(&f->servers, value, sizeof value) == 0)
-        ADIOI_Info_set(fd->info, "rdma_servers", value);
-}
-
 void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_RDMA_OPEN";
@@ -63,7 +49,7 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
     if (fd->access_mode & ADIO_APPEND)
         fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset) size;
     f->view_stale = 1;
-    report_layout(fd, f);
+    ADIOI_RDMA_Report_layout(fd, f);
     fd->fs_ptr = f;
     *error_code = MPI_SUCCESS;
 }

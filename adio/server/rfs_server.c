@@ -342,6 +342,10 @@ static void do_view_io(struct rfs_session *ss, int fd, int is_write, const struc
         res->status = RFS_E_INVAL;
         return;
     }
+    if (!is_write && (uint64_t) share > ss->server->max_data) {
+        res->status = RFS_E_TOOBIG;
+        return;
+    }
     if (!is_write && ensure_buf(ss, (uint64_t) share) < 0) {
         res->status = RFS_E_NOMEM;
         return;
@@ -527,6 +531,17 @@ static int send_reply(struct rfs_session *ss, uint16_t op, uint32_t tag,
     return net_writev(ss->conn, iov, res->data_len ? 3 : 2);
 }
 
+/* The most reply data a read may bring (0 for other requests). A striped
+ * VREAD brings only this object's share of its window: do_view_io checks
+ * that once it knows it. */
+static uint64_t reply_bound(const struct rfs_session *ss, uint16_t op, const struct rfs_req *r)
+{
+    if (op == RFS_OP_PREAD || op == RFS_OP_LREAD ||
+        (op == RFS_OP_VREAD && !ss->layout[r->handle].stripes.factor))
+        return r->length;
+    return 0;
+}
+
 /* One request. Returns 0 to go on, 1 for an orderly end, < 0 to drop the
  * connection. */
 static int serve_one(struct rfs_session *ss)
@@ -563,8 +578,7 @@ static int serve_one(struct rfs_session *ss)
     uint64_t var = h.len - RFS_REQ_FIXED;
     /* A read whose reply would not fit this server's buffer is refused like
      * one over the protocol's limit; the connection goes on. */
-    if (res.status == RFS_OK && (h.op == RFS_OP_PREAD || h.op == RFS_OP_VREAD) &&
-        r.length > ss->server->max_data)
+    if (res.status == RFS_OK && reply_bound(ss, h.op, &r) > ss->server->max_data)
         res.status = RFS_E_TOOBIG;
     if (res.status == RFS_E_PROTO || var > ss->server->max_data) {
         rfs_log(RFS_LOG_WARN, "%s: malformed %s request: %s, closing", ss->peer,

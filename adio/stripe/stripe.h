@@ -18,7 +18,7 @@
 #define STRIPE_HDR_SIZE    4096u        /* reserved at the start of every object */
 #define STRIPE_HDR_USED    48u          /* of which the encoding uses this much */
 #define STRIPE_MAX_FACTOR  64u          /* objects (servers) of one file */
-#define STRIPE_MAX_UNIT    (UINT64_C(1) << 32)
+#define STRIPE_MAX_UNIT    (UINT64_C(1) << 30)  /* fits ROMIO's int striping_unit */
 #define STRIPE_MAX_OFFSET  (UINT64_C(1) << 62)  /* logical and local offsets stay below */
 
 struct stripe_layout {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 static int failed_at(struct stripe_file *f, int i, int rc)
 {
@@ -128,10 +129,7 @@ int stripe_close(struct stripe_file *f)
         rfs_client_close(&f->obj[i]);
     }
     f->connected = 0;
-    free(f->staging);
-    free(f->bounce);
-    f->staging = f->bounce = NULL;
-    f->staging_cap = 0;
+    stripe_io_release(f);
     return rc;
 }
 
@@ -187,8 +185,10 @@ static int new_layout(struct stripe_file *f, const struct stripe_servers *sv,
     if (getrandom(&f->layout.file_id, sizeof f->layout.file_id, 0) !=
         (ssize_t) sizeof f->layout.file_id)
         return -EIO;
-    if (stripe_layout_check(&f->layout) < 0 || f->layout.factor > sv->n)
-        return RFS_E_INVAL;
+    if (stripe_layout_check(&f->layout) < 0 || f->layout.factor > sv->n) {
+        f->layout.factor = 0;
+        return RFS_E_INVAL;             /* f->failed stays -1: the request, no server */
+    }
     return 0;
 }
 
@@ -224,28 +224,34 @@ static int open_others(struct stripe_file *f, const struct stripe_servers *sv, c
  */
 #define STRIPE_CREATE_LOCK STRIPE_MAX_OFFSET
 
-static int create_lock(struct stripe_file *f, uint32_t flags, uint32_t kind)
+#define STRIPE_EMPTY_RETRIES 20     /* 50 ms apart */
+
+/* A read lock for a read-only open, else a write lock; waits. */
+static int create_lock(struct stripe_file *f, uint32_t flags)
 {
-    if (kind == RFS_LOCK_UNLOCK)
-        return rfs_lock(&f->obj[0], STRIPE_HANDLE, kind, STRIPE_CREATE_LOCK, 1, 0);
-    kind = (flags & RFS_O_ACCMODE) == RFS_O_RDONLY ? RFS_LOCK_READ : RFS_LOCK_WRITE;
+    uint32_t kind = (flags & RFS_O_ACCMODE) == RFS_O_RDONLY ? RFS_LOCK_READ : RFS_LOCK_WRITE;
     return failed_at(f, 0, rfs_lock(&f->obj[0], STRIPE_HANDLE, kind, STRIPE_CREATE_LOCK, 1, 1));
+}
+
+static int create_unlock(struct stripe_file *f)
+{
+    return rfs_lock(&f->obj[0], STRIPE_HANDLE, RFS_LOCK_UNLOCK, STRIPE_CREATE_LOCK, 1, 0);
 }
 
 /* The layout from object 0's header, or a new one if it is empty and
  * the open may create. */
 static int find_layout(struct stripe_file *f, const struct stripe_servers *sv,
-                       const struct stripe_open_args *a, uint32_t flags, int *create)
+                       const struct stripe_open_args *a, uint32_t flags, int *create,
+                       int *empty)
 {
     struct stripe_header h;
-    int empty = 0;
-    int rc = read_header(f, 0, &h, &empty);
+    int rc = read_header(f, 0, &h, empty);
     *create = 0;
     if (rc != 0)
         return rc;
-    if (empty && !(flags & RFS_O_CREAT))
+    if (*empty && !(flags & RFS_O_CREAT))
         return failed_at(f, 0, RFS_E_INVAL);    /* an empty object is no striped file */
-    if (empty) {
+    if (*empty) {
         *create = 1;
         return new_layout(f, sv, a);
     }
@@ -266,30 +272,36 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
     if (sv->n == 0)
         return RFS_E_INVAL;
     /* The header must be read even by a write-only open: ask for read and
-     * write access, as ROMIO does for data sieving, and settle for write
-     * access alone where the server refuses. */
+     * write access (as ROMIO does for data sieving); a file that may not
+     * be read cannot be opened (RFS_E_ACCES). */
     struct stripe_open_args rw = *a;
     if ((a->flags & RFS_O_ACCMODE) == RFS_O_WRONLY)
         rw.flags = (a->flags & ~RFS_O_ACCMODE) | RFS_O_RDWR;
     int rc = open_object(f, sv, 0, path, rw.flags, &rw, &st);
-    if (rc == RFS_E_ACCES && rw.flags != a->flags) {
-        rw.flags = a->flags;
-        stripe_close(f);
+    int locked = rc == 0 && (st.size == 0 || (rw.flags & RFS_O_CREAT)), empty = 0;
+    for (int tries = 0; locked; tries++) {
+        rc = create_lock(f, rw.flags);
+        if (rc == 0)
+            rc = find_layout(f, sv, &rw, rw.flags, &create, &empty);
+        /* an empty object 0 without RFS_O_CREAT: perhaps a creator opened
+         * it but has not locked it yet; look again a few times */
+        if (!(rc == RFS_E_INVAL && empty) || tries == STRIPE_EMPTY_RETRIES)
+            break;
+        rc = failed_at(f, 0, create_unlock(f));
+        if (rc != 0)
+            break;
         f->failed = -1;
-        rc = open_object(f, sv, 0, path, rw.flags, &rw, &st);
+        nanosleep(&(struct timespec) { .tv_nsec = 50 * 1000 * 1000 }, NULL);
     }
-    int locked = rc == 0 && (st.size == 0 || (rw.flags & RFS_O_CREAT));
-    if (locked)
-        rc = create_lock(f, rw.flags, RFS_LOCK_WRITE);
-    if (rc == 0)
-        rc = find_layout(f, sv, &rw, rw.flags, &create);
+    if (!locked && rc == 0)
+        rc = find_layout(f, sv, &rw, rw.flags, &create, &empty);
     if (rc == 0)
         rc = open_others(f, sv, path, &rw, create);
     /* object 0's header last: a file is complete once it has one */
     if (rc == 0 && create)
         rc = write_header(f, 0);
     if (locked && rc == 0)
-        rc = failed_at(f, 0, create_lock(f, rw.flags, RFS_LOCK_UNLOCK));
+        rc = failed_at(f, 0, create_unlock(f));
     for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++)
         rc = failed_at(f, (int) i, rfs_set_layout(&f->obj[i], STRIPE_HANDLE, i,
                                                   f->layout.factor, f->layout.unit,

@@ -70,6 +70,8 @@ struct stripe_file {
     char *staging;              /* datatype I/O's object shares, one after another */
     uint64_t staging_cap;       /* at most STRIPE_CHUNK */
     char *bounce;               /* a list read's reply before it is scattered */
+    struct list_pipe *pipes;    /* list I/O's requests in flight, per object */
+    uint32_t pipes_objects, pipes_pairs;
 };
 
 struct stripe_open_args {
@@ -120,6 +122,9 @@ struct stripe_view {
 
 int stripe_io(struct stripe_file *f, enum stripe_method method, const struct stripe_view *view,
               uint64_t pos, uint64_t len, char *buf, int is_write, uint64_t *moved);
+
+/* Free what stripe_io keeps with the file (stripe_close does). */
+void stripe_io_release(struct stripe_file *f);
 
 /* Call fn for every piece of the view's window [pos, pos + len): the
  * object, its local data offset, the length, and the piece's place in

@@ -179,8 +179,11 @@ static int complete_oldest(struct list_xfer *x, uint32_t o)
 static int submit(struct list_xfer *x, uint32_t o)
 {
     struct list_pipe *q = &x->pipe[o];
-    if (q->inflight == STRIPE_WINDOW && complete_oldest(x, o) < 0)
-        return x->status;
+    if (q->inflight == STRIPE_WINDOW) {
+        complete_oldest(x, o);
+        if (x->status)
+            return x->status;           /* nothing new after a failure */
+    }
     struct list_req *r = building(q);
     struct rfs_req req = { .handle = STRIPE_HANDLE, .length = r->data };
     struct iovec iov[STRIPE_MAX_SEGS + 1];
@@ -257,32 +260,61 @@ static int list_piece(void *arg, const struct stripe_piece *p, uint64_t at)
     return 0;
 }
 
-static void pipes_free(struct list_pipe *pipe, uint32_t n)
+void stripe_io_release(struct stripe_file *f)
 {
-    for (uint32_t o = 0; pipe && o < n; o++)
-        for (int s = 0; s <= STRIPE_WINDOW; s++) {
-            free(pipe[o].slot[s].pair_off);
-            free(pipe[o].slot[s].pair_len);
-            free(pipe[o].slot[s].pair_enc);
+    for (uint32_t o = 0; f->pipes && o < f->pipes_objects; o++)
+        for (int slot = 0; slot <= STRIPE_WINDOW; slot++) {
+            free(f->pipes[o].slot[slot].pair_off);
+            free(f->pipes[o].slot[slot].pair_len);
+            free(f->pipes[o].slot[slot].pair_enc);
         }
-    free(pipe);
+    free(f->pipes);
+    free(f->staging);
+    free(f->bounce);
+    f->pipes = NULL;
+    f->staging = f->bounce = NULL;
+    f->pipes_objects = f->pipes_pairs = 0;
+    f->staging_cap = 0;
 }
 
-static struct list_pipe *pipes_alloc(uint32_t n, uint32_t pairs)
+/* The per-object request rings, kept with the file for as long as the
+ * number of pairs per request stays the same. */
+static int pipes_ready(struct stripe_file *f, uint32_t pairs)
 {
-    struct list_pipe *pipe = calloc(n, sizeof *pipe);
-    for (uint32_t o = 0; pipe && o < n; o++)
-        for (int s = 0; s <= STRIPE_WINDOW; s++) {
-            struct list_req *r = &pipe[o].slot[s];
+    uint32_t n = f->layout.factor;
+    if (f->pipes && f->pipes_pairs == pairs) {
+        /* a failed call may have left requests half built */
+        for (uint32_t o = 0; o < n; o++) {
+            f->pipes[o].head = f->pipes[o].inflight = 0;
+            for (int slot = 0; slot <= STRIPE_WINDOW; slot++) {
+                f->pipes[o].slot[slot].npairs = 0;
+                f->pipes[o].slot[slot].nseg = 0;
+                f->pipes[o].slot[slot].data = 0;
+            }
+        }
+        return 0;
+    }
+    char *staging = f->staging, *bounce = f->bounce;
+    uint64_t cap = f->staging_cap;
+    f->staging = f->bounce = NULL;
+    stripe_io_release(f);
+    f->staging = staging;
+    f->bounce = bounce;
+    f->staging_cap = cap;
+    if (!(f->pipes = calloc(n, sizeof *f->pipes)))
+        return -ENOMEM;
+    f->pipes_objects = n;
+    f->pipes_pairs = pairs;
+    for (uint32_t o = 0; o < n; o++)
+        for (int slot = 0; slot <= STRIPE_WINDOW; slot++) {
+            struct list_req *r = &f->pipes[o].slot[slot];
             r->pair_off = malloc(pairs * sizeof *r->pair_off);
             r->pair_len = malloc(pairs * sizeof *r->pair_len);
             r->pair_enc = malloc((size_t) pairs * RFS_PAIR_SIZE);
-            if (!r->pair_off || !r->pair_len || !r->pair_enc) {
-                pipes_free(pipe, n);
-                return NULL;
-            }
+            if (!r->pair_off || !r->pair_len || !r->pair_enc)
+                return -ENOMEM;         /* stripe_io_release frees what there is */
         }
-    return pipe;
+    return 0;
 }
 
 static int list_io(struct stripe_file *f, int naive, const struct stripe_view *view,
@@ -294,9 +326,9 @@ static int list_io(struct stripe_file *f, int naive, const struct stripe_view *v
     if (!is_write && !f->bounce && !(f->bounce = malloc(STRIPE_REQ_DATA)))
         return -ENOMEM;
     x.bounce = f->bounce;
-    x.pipe = pipes_alloc(n, x.max_pairs);
-    if (!x.pipe)
+    if (pipes_ready(f, x.max_pairs) < 0)
         return -ENOMEM;
+    x.pipe = f->pipes;
     int rc = stripe_walk(&f->layout, view, pos, len, list_piece, &x);
     if (rc != 0 && x.status == 0)
         x.status = rc;
@@ -311,7 +343,6 @@ static int list_io(struct stripe_file *f, int naive, const struct stripe_view *v
                 more = 1;
             }
     }
-    pipes_free(x.pipe, n);
     *short_read = x.short_read;
     return x.status;
 }
