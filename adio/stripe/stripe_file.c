@@ -50,10 +50,7 @@ static int all_objects(struct stripe_file *f, uint16_t op, fill_fn fill, const v
             status[i] = rfs_recv(&f->obj[i], &sent[i], NULL, 0, &rep, &ignored);
         if (replies)
             replies[i] = rep;
-        if (status[i] != 0 && (rc == 0 || (status[i] < 0 && rc > 0))) {
-            rc = status[i];
-            f->failed = (int) i;
-        }
+        stripe_keep_failure(f, &rc, i, status[i]);
     }
     return rc;
 }

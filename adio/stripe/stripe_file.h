@@ -123,6 +123,18 @@ struct stripe_view {
 int stripe_io(struct stripe_file *f, enum stripe_method method, const struct stripe_view *view,
               uint64_t pos, uint64_t len, char *buf, int is_write, uint64_t *moved);
 
+/* For the calls that talk to several objects at once: the failure they
+ * return is the first one, a transport failure (negative) before any
+ * server's answer; *status and f->failed keep it and its object. */
+static inline void stripe_keep_failure(struct stripe_file *f, int *status, uint32_t object,
+                                       int rc)
+{
+    if (rc != 0 && (*status == 0 || (rc < 0 && *status > 0))) {
+        *status = rc;
+        f->failed = (int) object;
+    }
+}
+
 /* Free what stripe_io keeps with the file (stripe_close does). */
 void stripe_io_release(struct stripe_file *f);
 

@@ -136,14 +136,12 @@ static struct list_req *building(struct list_pipe *q)
     return &q->slot[(q->head + q->inflight) % (STRIPE_WINDOW + 1)];
 }
 
-static void note(struct list_xfer *x, uint32_t o, int rc)
+/* The request being built next holds nothing yet. */
+static void req_clear(struct list_req *r)
 {
-    if (rc == 0)
-        return;
-    if (x->status == 0 || (rc < 0 && x->status > 0)) {
-        x->status = rc;
-        x->f->failed = (int) o;
-    }
+    r->npairs = 0;
+    r->nseg = 0;
+    r->data = 0;
 }
 
 /* The reply of object o's oldest request. */
@@ -172,7 +170,7 @@ static int complete_oldest(struct list_xfer *x, uint32_t o)
         if (got < r->data)
             x->short_read = 1;
     }
-    note(x, o, rc);
+    stripe_keep_failure(x->f, &x->status, o, rc);
     return rc;
 }
 
@@ -208,14 +206,11 @@ static int submit(struct list_xfer *x, uint32_t o)
     }
     int rc = rfs_send(&x->f->obj[o], op, &req, iov, n, &r->sent);
     x->f->stats.data_requests++;
-    note(x, o, rc);
+    stripe_keep_failure(x->f, &x->status, o, rc);
     if (rc != 0)
         return rc;
     q->inflight++;
-    r = building(q);
-    r->npairs = 0;
-    r->nseg = 0;
-    r->data = 0;
+    req_clear(building(q));
     return 0;
 }
 
@@ -260,7 +255,7 @@ static int list_piece(void *arg, const struct stripe_piece *p, uint64_t at)
     return 0;
 }
 
-void stripe_io_release(struct stripe_file *f)
+static void pipes_free(struct stripe_file *f)
 {
     for (uint32_t o = 0; f->pipes && o < f->pipes_objects; o++)
         for (int slot = 0; slot <= STRIPE_WINDOW; slot++) {
@@ -269,11 +264,16 @@ void stripe_io_release(struct stripe_file *f)
             free(f->pipes[o].slot[slot].pair_enc);
         }
     free(f->pipes);
+    f->pipes = NULL;
+    f->pipes_objects = f->pipes_pairs = 0;
+}
+
+void stripe_io_release(struct stripe_file *f)
+{
+    pipes_free(f);
     free(f->staging);
     free(f->bounce);
-    f->pipes = NULL;
     f->staging = f->bounce = NULL;
-    f->pipes_objects = f->pipes_pairs = 0;
     f->staging_cap = 0;
 }
 
@@ -286,21 +286,12 @@ static int pipes_ready(struct stripe_file *f, uint32_t pairs)
         /* a failed call may have left requests half built */
         for (uint32_t o = 0; o < n; o++) {
             f->pipes[o].head = f->pipes[o].inflight = 0;
-            for (int slot = 0; slot <= STRIPE_WINDOW; slot++) {
-                f->pipes[o].slot[slot].npairs = 0;
-                f->pipes[o].slot[slot].nseg = 0;
-                f->pipes[o].slot[slot].data = 0;
-            }
+            for (int slot = 0; slot <= STRIPE_WINDOW; slot++)
+                req_clear(&f->pipes[o].slot[slot]);
         }
         return 0;
     }
-    char *staging = f->staging, *bounce = f->bounce;
-    uint64_t cap = f->staging_cap;
-    f->staging = f->bounce = NULL;
-    stripe_io_release(f);
-    f->staging = staging;
-    f->bounce = bounce;
-    f->staging_cap = cap;
+    pipes_free(f);
     if (!(f->pipes = calloc(n, sizeof *f->pipes)))
         return -ENOMEM;
     f->pipes_objects = n;
@@ -312,7 +303,7 @@ static int pipes_ready(struct stripe_file *f, uint32_t pairs)
             r->pair_len = malloc(pairs * sizeof *r->pair_len);
             r->pair_enc = malloc((size_t) pairs * RFS_PAIR_SIZE);
             if (!r->pair_off || !r->pair_len || !r->pair_enc)
-                return -ENOMEM;         /* stripe_io_release frees what there is */
+                return -ENOMEM;         /* pipes_free frees what there is */
         }
     return 0;
 }
@@ -413,10 +404,7 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
         f->stats.view_requests++;
         f->stats.data_requests++;
         in_flight[o] = r == 0;
-        if (r != 0) {
-            rc = r;
-            f->failed = (int) o;
-        }
+        stripe_keep_failure(f, &rc, o, r);
     }
     for (uint32_t o = 0; o < n; o++) {
         struct rfs_rep rep;
@@ -431,10 +419,7 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
             memset(d.part[o] + got, 0, d.share[o] - got);
             *short_read = 1;
         }
-        if (r != 0 && (rc == 0 || (r < 0 && rc > 0))) {
-            rc = r;
-            f->failed = (int) o;
-        }
+        stripe_keep_failure(f, &rc, o, r);
     }
     if (rc == 0 && !is_write)
         rc = stripe_walk(&f->layout, view, pos, len, dt_copy, &d);
