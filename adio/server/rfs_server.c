@@ -135,46 +135,40 @@ static void do_open(struct rfs_session *ss, const struct rfs_req *r, struct rfs_
     rfs_log(RFS_LOG_DEBUG, "%s: open %s as handle %u", ss->peer, path, r->handle);
 }
 
-static void do_pread(struct rfs_session *ss, int fd, const struct rfs_req *r,
-                     struct rfs_result *res)
+/* pread or pwrite all of [off, off + len) (a read stops at end of file);
+ * returns the bytes moved or -errno. */
+static int64_t move_run(int fd, int is_write, uint8_t *p, int64_t off, int64_t len)
 {
-    if (ensure_buf(ss, r->length) < 0) {
+    int64_t got = 0;
+    while (got < len) {
+        ssize_t n = is_write ? pwrite(fd, p + got, (size_t) (len - got), (off_t) (off + got))
+                             : pread(fd, p + got, (size_t) (len - got), (off_t) (off + got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        got += n;
+    }
+    return got;
+}
+
+/* PREAD/PWRITE: one run of the file (a read stops at end of file). */
+static void do_contig_io(struct rfs_session *ss, int fd, int is_write, const struct rfs_req *r,
+                         struct rfs_result *res)
+{
+    if (!is_write && ensure_buf(ss, r->length) < 0) {
         res->status = RFS_E_NOMEM;
         return;
     }
-    uint64_t done = 0;
-    while (done < r->length) {
-        ssize_t n = pread(fd, ss->buf + done, (size_t) (r->length - done),
-                          (off_t) (r->offset + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            res->status = status_of_errno(errno);
-            return;
-        }
-        if (n == 0)
-            break;
-        done += (uint64_t) n;
-    }
-    res->data_len = done;
-}
-
-static void do_pwrite(struct rfs_session *ss, int fd, const struct rfs_req *r,
-                      struct rfs_result *res)
-{
-    uint64_t done = 0;
-    while (done < r->length) {
-        ssize_t n = pwrite(fd, ss->buf + done, (size_t) (r->length - done),
-                           (off_t) (r->offset + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            res->status = status_of_errno(errno);
-            return;
-        }
-        done += (uint64_t) n;
-    }
-    res->rep.value = done;
+    int64_t done = move_run(fd, is_write, ss->buf, (int64_t) r->offset, (int64_t) r->length);
+    if (done < 0)
+        res->status = status_of_errno((int) -done);
+    else if (is_write)
+        res->rep.value = (uint64_t) done;
+    else
+        res->data_len = (uint64_t) done;
 }
 
 /* A large write goes from the socket to the file in the kernel; the data
@@ -299,25 +293,6 @@ static int64_t view_share(struct rfs_session *ss, uint32_t handle, int64_t first
     while ((rc = view_walk_next(&w, &off, &len)) > 0)
         share += len;
     return rc < 0 ? -1 : share;
-}
-
-/* pread or pwrite all of [off, off + len) (a read stops at end of file);
- * returns the bytes moved or -errno. */
-static int64_t move_run(int fd, int is_write, uint8_t *p, int64_t off, int64_t len)
-{
-    int64_t got = 0;
-    while (got < len) {
-        ssize_t n = is_write ? pwrite(fd, p + got, (size_t) (len - got), (off_t) (off + got))
-                             : pread(fd, p + got, (size_t) (len - got), (off_t) (off + got));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            break;
-        got += n;
-    }
-    return got;
 }
 
 /*
@@ -459,13 +434,13 @@ static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *
         if (acc == RFS_O_WRONLY)
             res->status = RFS_E_BADF;
         else
-            do_pread(ss, fd, r, res);
+            do_contig_io(ss, fd, 0, r, res);
         break;
     case RFS_OP_PWRITE:
         if (!writable(acc))
             res->status = RFS_E_BADF;
         else
-            do_pwrite(ss, fd, r, res);
+            do_contig_io(ss, fd, 1, r, res);
         break;
     case RFS_OP_FSTAT:
         fill_stat(fd, res);
