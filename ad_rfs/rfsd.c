@@ -3,6 +3,7 @@
  *
  *   rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE]
  *        [--max-connections N] [--max-data MiB]
+ *        [--keys FILE] [--tls-cert FILE --tls-key FILE]
  *        [--log-level error|warn|info|debug] [--rate-limit MB/s]
  *
  * Serves the files under DIR, one worker thread per connection, at most N
@@ -10,7 +11,9 @@
  * that its client reports "server busy" instead of waiting in the listen
  * backlog for a worker that may never come free. SIGTERM or SIGINT stop it
  * cleanly: no new connections, open connections are shut down, every worker
- * is joined. No MPI here.
+ * is joined. With --keys, a client must prove it holds one of the keys
+ * before anything else is served; with --tls-cert, every connection is
+ * TLS (docs/security.md). No MPI here.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -35,9 +38,13 @@
 #include "server/rfs_log.h"
 #include "server/rfs_server.h"
 
+/* A client gets this long to finish its TLS handshake. */
+#define TLS_HANDSHAKE_MS 10000
+
 struct worker {
     pthread_t thread;
     struct net_conn *conn;
+    int fd;                     /* the socket under conn, for shutdown at exit */
     char peer[INET6_ADDRSTRLEN + 8];
     int used;                   /* slot taken (thread running or not yet joined) */
     int done;                   /* thread finished, waiting to be joined */
@@ -45,6 +52,8 @@ struct worker {
 
 static struct {
     struct rfs_server server;
+    struct rfs_keyring keys;
+    struct net_tls *tls;        /* NULL: plain TCP */
     struct worker *workers;
     int nworkers;
     pthread_mutex_t lock;
@@ -69,6 +78,9 @@ static void usage(FILE *out)
                  "            [--max-connections N]  (default 256; one more is refused: busy)\n"
                  "            [--max-data MiB]       (data of one request or reply held in\n"
                  "                                    memory per connection: 1..64, default 64)\n"
+                 "            [--keys FILE]          (clients must prove a key of FILE:\n"
+                 "                                    NAME HEXSECRET [ro] [root=DIR] per line)\n"
+                 "            [--tls-cert FILE --tls-key FILE]  (every connection is TLS 1.3)\n"
                  "            [--log-level error|warn|info|debug]\n"
                  "            [--rate-limit MB/s]   (emulate a slow link: 1 MB = 10^6 bytes)\n");
 }
@@ -77,7 +89,16 @@ static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     rfs_log(RFS_LOG_INFO, "%s: connected", w->peer);
-    int rc = rfs_serve_connection(&g.server, w->conn, w->peer);
+    int rc = 0;
+    if (g.tls) {
+        rc = net_tls_accept(g.tls, w->conn, TLS_HANDSHAKE_MS, &w->conn);
+        if (rc < 0) {
+            w->conn = NULL;
+            rfs_log(RFS_LOG_WARN, "%s: TLS handshake failed: %s", w->peer, strerror(-rc));
+        }
+    }
+    if (rc == 0)
+        rc = rfs_serve_connection(&g.server, w->conn, w->peer);
     if (rc < 0)
         rfs_log(RFS_LOG_INFO, "%s: connection ended: %s", w->peer, strerror(-rc));
     else
@@ -175,6 +196,7 @@ static void start_worker(int fd)
         pthread_mutex_unlock(&g.lock);
         return;
     }
+    w->fd = fd;
     peer_name(fd, w->peer, sizeof w->peer);
     int rc = pthread_create(&w->thread, NULL, worker_main, w);
     if (rc != 0) {
@@ -223,7 +245,7 @@ static void stop_workers(void)
     for (int i = 0; i < g.nworkers; i++) {
         struct worker *w = &g.workers[i];
         if (w->used && !w->done) {
-            shutdown(net_tcp_fd(w->conn), SHUT_RDWR);
+            shutdown(w->fd, SHUT_RDWR);
             pthread_kill(w->thread, SIGUSR1);
         }
     }
@@ -265,9 +287,26 @@ static int install_signals(void)
     return 0;
 }
 
+static int setup_security(const char *keys, const char *tls_cert, const char *tls_key)
+{
+    char err[512];
+    int rc = 0;
+    g.server.keys = keys ? &g.keys : NULL;
+    if (keys && ((rc = rfs_keyring_load(keys, &g.keys, err, sizeof err)) < 0 ||
+                 (rc = rfs_server_check_keys(&g.server, err, sizeof err)) < 0))
+        rfs_log(RFS_LOG_ERROR, "%s", err);
+    else if (keys)
+        rfs_log(RFS_LOG_INFO, "clients must authenticate: %zu keys from %s", g.keys.count, keys);
+    if (rc == 0 && tls_cert && (rc = net_tls_server_new(tls_cert, tls_key, &g.tls, err,
+                                                        sizeof err)) < 0)
+        rfs_log(RFS_LOG_ERROR, "TLS: %s", err);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *root = NULL, *bind_addr = "127.0.0.1", *port = "0", *port_file = NULL;
+    const char *keys = NULL, *tls_cert = NULL, *tls_key = NULL;
     int max_conns = 256;
     long max_data_mib = RFS_MAX_DATA >> 20;
     double rate_mb = 0;
@@ -277,13 +316,18 @@ int main(int argc, char **argv)
         { "max-connections", required_argument, NULL, 'c' },
         { "max-data", required_argument, NULL, 'd' },
         { "rate-limit", required_argument, NULL, 'R' },
+        { "keys", required_argument, NULL, 'k' },
+        { "tls-cert", required_argument, NULL, 'C' }, { "tls-key", required_argument, NULL, 'K' },
         { "log-level", required_argument, NULL, 'l' }, { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     int c, level;
     char *end;
-    while ((c = getopt_long(argc, argv, "r:b:p:f:c:d:l:R:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:b:p:f:c:d:l:R:k:C:K:h", opts, NULL)) != -1) {
         switch (c) {
+        case 'k': keys = optarg; break;
+        case 'C': tls_cert = optarg; break;
+        case 'K': tls_key = optarg; break;
         case 'r': root = optarg; break;
         case 'b': bind_addr = optarg; break;
         case 'p': port = optarg; break;
@@ -322,7 +366,7 @@ int main(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    if (!root || optind != argc) {
+    if (!root || optind != argc || !tls_cert != !tls_key) {
         usage(stderr);
         return 2;
     }
@@ -338,6 +382,8 @@ int main(int argc, char **argv)
         g.server.rate = &rate;
     }
     g.server.max_data = (uint64_t) max_data_mib << 20;
+    if (setup_security(keys, tls_cert, tls_key) < 0)
+        return 1;
     int lfd, bound;
     if (pipe2(g.wake, O_CLOEXEC | O_NONBLOCK) < 0 || install_signals() < 0) {
         rfs_log(RFS_LOG_ERROR, "setup: %s", strerror(errno));
@@ -366,6 +412,8 @@ int main(int argc, char **argv)
     close(lfd);
     stop_workers();
     free(g.workers);
+    net_tls_free(g.tls);
+    rfs_keyring_free(&g.keys);
     rfs_server_fini(&g.server);
     rfs_log(RFS_LOG_INFO, "stopped");
     return 0;

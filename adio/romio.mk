@@ -13,6 +13,7 @@ noinst_HEADERS +=                       \
     adio/netcore/proto/rfs_proto.h      \
     adio/netcore/proto/rfs_client.h     \
     adio/netcore/proto/rfs_adio.h       \
+    adio/netcore/proto/rfs_auth.h       \
     adio/netcore/proto/wire_le.h        \
     adio/netcore/dtype/dtype.h          \
     adio/netcore/dtype/dtype_mpi.h          \
@@ -27,9 +28,11 @@ noinst_HEADERS +=                       \
 
 romio_other_sources +=                  \
     adio/netcore/net/net_tcp.c          \
+    adio/netcore/net/net_tls.c          \
     adio/netcore/proto/rfs_proto.c      \
     adio/netcore/proto/rfs_client.c     \
     adio/netcore/proto/rfs_adio.c       \
+    adio/netcore/proto/rfs_auth.c       \
     adio/netcore/dtype/dtype.c          \
     adio/netcore/dtype/dtype_iter.c     \
     adio/netcore/dtype/dtype_wire.c     \

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES="build-essential autoconf automake libtool m4 pkg-config dpkg-dev
-python3 libcmocka-dev libhwloc-dev valgrind patchelf"
+python3 libcmocka-dev libhwloc-dev valgrind patchelf libssl-dev openssl"
 # `install-deps.sh fuzz`: also what make check-fuzz needs (libFuzzer)
 [ "${1:-}" = fuzz ] && PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
 

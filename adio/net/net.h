@@ -9,14 +9,17 @@
 #ifndef NET_H_INCLUDED
 #define NET_H_INCLUDED
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
 struct net_conn;
+struct net_tls;                 /* a TLS configuration (net_tls.c) */
 
 struct net_opts {
     int timeout_ms;             /* connect, send and receive timeout; <= 0: none */
+    struct net_tls *tls;        /* net_tls_transport: the client configuration */
 };
 
 struct net_transport {
@@ -33,6 +36,12 @@ struct net_transport {
      * did (the stream is still consumed, so the connection stays in step).
      */
     int (*recv_to_file)(struct net_conn *conn, int fd, uint64_t offset, uint64_t len);
+    /*
+     * Optional (NULL: none): len bytes that both ends of this connection,
+     * and only they, compute alike (the TLS exporter). Authentication mixes
+     * them into its proofs so that a proof is bound to this connection.
+     */
+    int (*binding)(struct net_conn *conn, uint8_t *out, size_t len);
 };
 
 /* Every transport's connection starts with this. */
@@ -41,6 +50,8 @@ struct net_conn {
 };
 
 extern const struct net_transport net_tcp_transport;
+/* TLS 1.3 over TCP (OpenSSL); connect needs opts->tls from net_tls_client_new. */
+extern const struct net_transport net_tls_transport;
 
 static inline int net_connect(const struct net_transport *t, const char *host, const char *port,
                               const struct net_opts *opts, struct net_conn **out)
@@ -70,11 +81,34 @@ static inline void net_close(struct net_conn *c)
         c->transport->close(c);
 }
 
+/* 0 and len bytes in out, or -ENOTSUP for a transport without a binding. */
+static inline int net_binding(struct net_conn *c, uint8_t *out, size_t len)
+{
+    return c->transport->binding ? c->transport->binding(c, out, len) : -ENOTSUP;
+}
+
 /* TCP server side: listen on ADDR:PORT (port "0" picks a free one). */
 int net_tcp_listen(const char *addr, const char *port, int *listen_fd, int *bound_port);
 /* Wrap an accepted socket as a connection (takes ownership of fd). */
 int net_tcp_wrap(int fd, const struct net_opts *opts, struct net_conn **out);
 /* The socket under a TCP connection, for shutdown() at server exit. */
 int net_tcp_fd(const struct net_conn *c);
+
+/*
+ * TLS configurations. A client verifies the server's certificate against
+ * ca_file (and the host name it connects to), or against the system's
+ * trust store when ca_file is NULL; verify 0 skips the check, for callers
+ * that authenticate the server otherwise (a shared key bound to the
+ * channel). Errors: a negative errno and a message in err.
+ */
+int net_tls_client_new(const char *ca_file, int verify, struct net_tls **out, char *err,
+                       size_t errlen);
+int net_tls_server_new(const char *cert_file, const char *key_file, struct net_tls **out,
+                       char *err, size_t errlen);
+void net_tls_free(struct net_tls *tls);
+/* Server side: the TLS handshake on an accepted TCP connection, bounded by
+ * timeout_ms. Takes ownership of tcp, also on failure. */
+int net_tls_accept(struct net_tls *tls, struct net_conn *tcp, int timeout_ms,
+                   struct net_conn **out);
 
 #endif /* NET_H_INCLUDED */

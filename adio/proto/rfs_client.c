@@ -175,15 +175,78 @@ static int call(struct rfs_client *c, struct rfs_call *k)
 int rfs_client_connect(struct rfs_client *c, const struct net_transport *t, const char *host,
                        const char *port, int timeout_ms)
 {
+    struct rfs_connect_opts o = { .transport = t, .net.timeout_ms = timeout_ms };
+    return rfs_client_connect_with(c, host, port, &o);
+}
+
+/* Give up on the connection after a failed authentication: WHY says it. */
+static int auth_failed(struct rfs_client *c, int rc, const char *why)
+{
+    c->why = why;
+    return fail(c, rc);
+}
+
+static int auth_step(struct rfs_client *c, uint32_t step, uint32_t aux, const void *out,
+                     uint64_t out_len, uint8_t in[32])
+{
+    struct rfs_call k = { .op = RFS_OP_AUTH, .req = { .flags = step, .aux = aux },
+                          .out = out, .out_len = out_len, .in = in, .in_max = 32 };
+    int rc = call(c, &k);
+    return rc == 0 && k.in_len != 32 ? fail(c, -EPROTO) : rc;
+}
+
+/* The exchange of rfs_auth.h: HELLO with our name and nonce, PROOF with
+ * our MAC; the server's MAC in the last reply proves the server. */
+static int authenticate(struct rfs_client *c, const struct rfs_key *key)
+{
+    uint8_t hello[RFS_AUTH_MAX_NAME + RFS_AUTH_NONCE], cn[RFS_AUTH_NONCE], sn[RFS_AUTH_NONCE];
+    uint8_t binding[RFS_AUTH_BINDING], mac[RFS_AUTH_MAC], theirs[RFS_AUTH_MAC];
+    size_t name_len = strlen(key->name);
+    if (rfs_auth_nonce(cn) < 0)
+        return fail(c, -EIO);
+    memcpy(hello, key->name, name_len);
+    memcpy(hello + name_len, cn, sizeof cn);
+    int rc = auth_step(c, RFS_AUTH_HELLO, (uint32_t) name_len, hello, name_len + sizeof cn, sn);
+    if (rc == RFS_E_INVAL)
+        return auth_failed(c, RFS_E_AUTH, "a key was given, but the server does not "
+                                          "authenticate clients (started without --keys)");
+    if (rc != 0)
+        return rc > 0 ? fail(c, rc) : rc;
+    size_t blen = net_binding(c->conn, binding, sizeof binding) == 0 ? sizeof binding : 0;
+    rfs_auth_mac(key, 'C', cn, sn, binding, blen, mac);
+    rc = auth_step(c, RFS_AUTH_PROOF, 0, mac, sizeof mac, theirs);
+    if (rc == RFS_E_AUTH)
+        return auth_failed(c, rc, "the server refused the key (unknown name or wrong secret)");
+    if (rc != 0)
+        return rc > 0 ? fail(c, rc) : rc;
+    rfs_auth_mac(key, 'S', cn, sn, binding, blen, mac);
+    if (!rfs_auth_mac_equal(mac, theirs))
+        return auth_failed(c, RFS_E_AUTH, "the server could not prove it holds the key");
+    return 0;
+}
+
+static const char *connect_failure(int rc)
+{
+    return rc == -EKEYREJECTED ? "the server's TLS certificate was not accepted (rfs_tls_ca)"
+         : rc == -EPROTO ? "TLS handshake failed (is the server started with --tls-cert?)"
+         : NULL;
+}
+
+int rfs_client_connect_with(struct rfs_client *c, const char *host, const char *port,
+                            const struct rfs_connect_opts *o)
+{
     memset(c, 0, sizeof *c);
     c->next_tag = 1;
-    struct net_opts opts = { .timeout_ms = timeout_ms };
-    int rc = net_connect(t, host, port, &opts, &c->conn);
+    const struct net_transport *t = o->transport ? o->transport : &net_tcp_transport;
+    int rc = net_connect(t, host, port, &o->net, &c->conn);
     if (rc < 0) {
         c->conn = NULL;
         c->broken = rc;
+        if (t == &net_tls_transport)
+            c->why = connect_failure(rc);
+        return rc;
     }
-    return rc;
+    return o->key ? authenticate(c, o->key) : 0;
 }
 
 void rfs_client_close(struct rfs_client *c)

@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 
 #include "net/net.h"
+#include "proto/rfs_auth.h"
 #include "proto/rfs_proto.h"
 
 /* What crossed the connection, headers included. */
@@ -33,6 +34,7 @@ struct rfs_client {
     uint32_t next_tag;
     int broken;                 /* negative errno of the failure, RFS_E_BUSY if the
                                  * server refused the connection, or 0 */
+    const char *why;            /* what went wrong setting up TLS or authentication */
     uint32_t unread_replies;    /* replies of nowait requests still in the stream */
     /* a deferred OPEN, sent with the next request */
     int open_pending;
@@ -52,6 +54,22 @@ struct rfs_stat {
     uint32_t blksize;
 };
 
+/* How to reach a server: the transport (NULL: TCP), its options, and the
+ * key to authenticate with (NULL: none). */
+struct rfs_connect_opts {
+    const struct net_transport *transport;
+    struct net_opts net;
+    const struct rfs_key *key;
+};
+
+/*
+ * Connect, and authenticate when a key is given (rfs_auth.h). A refused
+ * key or a server that cannot prove it holds the key gives RFS_E_AUTH;
+ * then, as after a TLS set-up failure, c->why says what happened.
+ */
+int rfs_client_connect_with(struct rfs_client *c, const char *host, const char *port,
+                            const struct rfs_connect_opts *o);
+/* TCP or another transport without options, no key. */
 int rfs_client_connect(struct rfs_client *c, const struct net_transport *t, const char *host,
                        const char *port, int timeout_ms);
 void rfs_client_close(struct rfs_client *c);

@@ -2,6 +2,7 @@
  * Encoding, decoding and validation of rfs protocol messages.
  */
 #include "proto/rfs_proto.h"
+#include "proto/rfs_auth.h"
 #include "proto/wire_le.h"
 #include "stripe/stripe.h"
 
@@ -130,6 +131,12 @@ int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
                                   (h->op == RFS_OP_LWRITE ? r->length : 0))
             return RFS_E_PROTO;
         break;
+    case RFS_OP_AUTH:
+        if (r->flags == RFS_AUTH_HELLO ? r->aux == 0 || r->aux > RFS_AUTH_MAX_NAME ||
+                                             var != r->aux + RFS_AUTH_NONCE
+            : r->flags == RFS_AUTH_PROOF ? r->aux != 0 || var != RFS_AUTH_MAC : 1)
+            return RFS_E_PROTO;
+        break;
     case RFS_OP_LAYOUT:
         if (var != 0)
             return RFS_E_PROTO;
@@ -211,7 +218,7 @@ int rfs_errno_from_status(int status)
         [RFS_E_INVAL] = EINVAL, [RFS_E_BADF] = EBADF, [RFS_E_IO] = EIO, [RFS_E_PROTO] = EPROTO,
         [RFS_E_TOOBIG] = EMSGSIZE, [RFS_E_ESCAPE] = EXDEV, [RFS_E_NOLCK] = ENOLCK,
         [RFS_E_DEADLK] = EDEADLK, [RFS_E_NOMEM] = ENOMEM, [RFS_E_FBIG] = EFBIG,
-        [RFS_E_BUSY] = EBUSY,
+        [RFS_E_BUSY] = EBUSY, [RFS_E_AUTH] = EACCES,
     };
     return status >= 0 && status < RFS_E_END ? err[status] : EIO;
 }
@@ -240,6 +247,7 @@ const char *rfs_status_str(int status)
         [RFS_E_NOMEM] = "server out of memory",
         [RFS_E_FBIG] = "file too large",
         [RFS_E_BUSY] = "server busy: connection limit reached",
+        [RFS_E_AUTH] = "authentication failed: no key, an unknown key or a wrong secret",
     };
     return status >= 0 && status < RFS_E_END ? names[status] : "unknown status";
 }
@@ -252,7 +260,7 @@ const char *rfs_op_name(unsigned op)
         [RFS_OP_FSYNC] = "sync", [RFS_OP_UNLINK] = "unlink", [RFS_OP_PREALLOC] = "preallocate",
         [RFS_OP_LOCK] = "lock", [RFS_OP_SETVIEW] = "set view", [RFS_OP_VREAD] = "view read",
         [RFS_OP_VWRITE] = "view write", [RFS_OP_LAYOUT] = "layout",
-        [RFS_OP_LREAD] = "list read", [RFS_OP_LWRITE] = "list write",
+        [RFS_OP_LREAD] = "list read", [RFS_OP_LWRITE] = "list write", [RFS_OP_AUTH] = "auth",
     };
     op &= ~RFS_REPLY;
     return op > 0 && op < RFS_OP_END ? names[op] : "unknown";

@@ -52,6 +52,8 @@ enum rfs_op {
                                object's part of the view */
     RFS_OP_LREAD,           /* list I/O: `aux` pairs (offset, length), `length` data bytes */
     RFS_OP_LWRITE,          /* the pairs, then their data in pair order */
+    RFS_OP_AUTH,            /* shared-key challenge-response (rfs_auth.h): `flags`
+                               is the step, `aux` the length of the key's name */
     RFS_OP_END
 };
 
@@ -92,6 +94,7 @@ enum rfs_status {
     RFS_E_NOMEM,            /* server out of memory */
     RFS_E_FBIG,             /* file too large */
     RFS_E_BUSY,             /* server at its connection limit (the refusal frame) */
+    RFS_E_AUTH,             /* not authenticated: no or wrong key (the server closes) */
     RFS_E_END
 };
 

@@ -184,6 +184,11 @@ int rfs_path_open(int root_fd, const char *path, int oflags, mode_t mode)
     return fd;
 }
 
+int rfs_path_open_dir(int root_fd, const char *path)
+{
+    return open_beneath(root_fd, relative(path), O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+}
+
 int rfs_path_unlink(int root_fd, const char *path)
 {
     char dir[4097];

@@ -10,12 +10,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "dtype/dtype.h"
+#include "proto/rfs_auth.h"
 #include "proto/rfs_proto.h"
 #include "server/rfs_log.h"
 #include "stripe/stripe.h"
@@ -24,6 +26,16 @@ struct rfs_session {
     const struct rfs_server *server;
     struct net_conn *conn;
     const char *peer;
+    int root_fd;                        /* the export root, or the key's part of it */
+    int key_root_fd;                    /* the key's part, opened here, or -1 */
+    int read_only;                      /* the key may only read */
+    struct rfs_auth_state {             /* with keys: requests wait for a proof */
+        int done;
+        int hello_seen;
+        const struct rfs_key *key;      /* NULL also for an unknown name */
+        char name[RFS_AUTH_MAX_NAME + 1];
+        uint8_t client_nonce[RFS_AUTH_NONCE], server_nonce[RFS_AUTH_NONCE];
+    } auth;
     int fd[RFS_MAX_HANDLES];            /* -1: free */
     uint32_t accmode[RFS_MAX_HANDLES];  /* RFS_O_RDONLY/WRONLY/RDWR */
     struct dtype *view[RFS_MAX_HANDLES];    /* filetype of the file view, or NULL */
@@ -55,9 +67,25 @@ struct rfs_result {
 int rfs_server_init(struct rfs_server *s, const char *root)
 {
     s->rate = NULL;
+    s->keys = NULL;
     s->max_data = RFS_MAX_DATA;
     s->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
     return s->root_fd < 0 ? -errno : 0;
+}
+
+int rfs_server_check_keys(const struct rfs_server *s, char *err, size_t errlen)
+{
+    for (size_t i = 0; s->keys && i < s->keys->count; i++) {
+        const struct rfs_key *k = &s->keys->keys[i];
+        int fd = k->root ? rfs_path_open_dir(s->root_fd, k->root) : 0;
+        if (fd < 0) {
+            snprintf(err, errlen, "key '%s': root=%s: %s", k->name, k->root, strerror(-fd));
+            return fd;
+        }
+        if (k->root)
+            close(fd);
+    }
+    return 0;
 }
 
 void rfs_server_fini(struct rfs_server *s)
@@ -122,8 +150,14 @@ static void do_open(struct rfs_session *ss, const struct rfs_req *r, struct rfs_
         res->status = RFS_E_BADF;
         return;
     }
+    if (ss->read_only && ((r->flags & RFS_O_ACCMODE) != RFS_O_RDONLY || r->flags & RFS_O_CREAT)) {
+        res->status = RFS_E_ACCES;
+        rfs_log(RFS_LOG_WARN, "%s: open %s for writing refused: key '%s' is read-only",
+                ss->peer, path, ss->auth.name);
+        return;
+    }
     mode_t mode = (mode_t) (r->mode & 07777);
-    int fd = rfs_path_open(ss->server->root_fd, path, open_flags(r->flags), mode ? mode : 0644);
+    int fd = rfs_path_open(ss->root_fd, path, open_flags(r->flags), mode ? mode : 0644);
     if (fd < 0) {
         res->status = status_of_errno(fd);
         rfs_log(RFS_LOG_INFO, "%s: open %s: %s", ss->peer, path, rfs_status_str(res->status));
@@ -411,7 +445,8 @@ static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *
         char path[RFS_MAX_PATH + 1];
         memcpy(path, ss->buf, r->aux);
         path[r->aux] = '\0';
-        res->status = status_of_errno(rfs_path_unlink(ss->server->root_fd, path));
+        res->status = ss->read_only ? RFS_E_ACCES
+                                    : status_of_errno(rfs_path_unlink(ss->root_fd, path));
         rfs_log(RFS_LOG_DEBUG, "%s: unlink %s: %s", ss->peer, path, rfs_status_str(res->status));
         return;
     }
@@ -491,6 +526,78 @@ static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *
     }
 }
 
+/* HELLO: remember the client's name and nonce, answer with ours. An
+ * unknown name is not told apart here: that exchange fails at the proof,
+ * so names cannot be probed. */
+static void auth_hello(struct rfs_session *ss, const struct rfs_req *r, struct rfs_result *res)
+{
+    struct rfs_auth_state *a = &ss->auth;
+    memcpy(a->name, ss->buf, r->aux);
+    a->name[r->aux] = '\0';
+    a->key = rfs_keyring_find(ss->server->keys, a->name, r->aux);
+    memcpy(a->client_nonce, ss->buf + r->aux, RFS_AUTH_NONCE);
+    if (rfs_auth_nonce(a->server_nonce) < 0) {
+        res->status = RFS_E_IO;
+        return;
+    }
+    a->hello_seen = 1;
+    memcpy(ss->buf, a->server_nonce, RFS_AUTH_NONCE);
+    res->data_len = RFS_AUTH_NONCE;
+}
+
+/* PROOF: check the client's MAC, answer with the server's. Returns
+ * -EACCES when the connection must end. */
+static int auth_proof(struct rfs_session *ss, struct rfs_result *res)
+{
+    struct rfs_auth_state *a = &ss->auth;
+    uint8_t binding[RFS_AUTH_BINDING], expect[RFS_AUTH_MAC];
+    size_t blen = net_binding(ss->conn, binding, sizeof binding) == 0 ? sizeof binding : 0;
+    int ok = a->hello_seen && a->key;
+    if (ok) {
+        rfs_auth_mac(a->key, 'C', a->client_nonce, a->server_nonce, binding, blen, expect);
+        ok = rfs_auth_mac_equal(expect, ss->buf);
+    }
+    if (!ok) {
+        rfs_log(RFS_LOG_WARN, "%s: authentication failed: %s key '%s'", ss->peer,
+                a->key ? "wrong proof for" : a->hello_seen ? "unknown" : "no name for",
+                a->name);
+        res->status = RFS_E_AUTH;
+        return -EACCES;
+    }
+    /* Opened per connection: a root made or moved after start counts. */
+    if (a->key->root && (ss->key_root_fd = rfs_path_open_dir(ss->root_fd, a->key->root)) < 0) {
+        rfs_log(RFS_LOG_ERROR, "%s: key '%s': root=%s: %s", ss->peer, a->name, a->key->root,
+                strerror(-ss->key_root_fd));
+        res->status = RFS_E_IO;
+        return -EIO;
+    }
+    a->done = 1;
+    ss->read_only = a->key->read_only;
+    if (a->key->root)
+        ss->root_fd = ss->key_root_fd;
+    rfs_log(RFS_LOG_INFO, "%s: authenticated with key '%s'%s", ss->peer, a->name,
+            ss->read_only ? " (read-only)" : "");
+    rfs_auth_mac(a->key, 'S', a->client_nonce, a->server_nonce, binding, blen, ss->buf);
+    res->data_len = RFS_AUTH_MAC;
+    return 0;
+}
+
+/* AUTH on a server without keys is a request it cannot serve (the client
+ * then knows the server does not authenticate); once done, it is not
+ * repeated. */
+static int do_auth(struct rfs_session *ss, const struct rfs_req *r, struct rfs_result *res)
+{
+    if (!ss->server->keys || ss->auth.done) {
+        res->status = RFS_E_INVAL;
+        return 0;
+    }
+    if (r->flags == RFS_AUTH_HELLO) {
+        auth_hello(ss, r, res);
+        return 0;
+    }
+    return auth_proof(ss, res);
+}
+
 static int send_reply(struct rfs_session *ss, uint16_t op, uint32_t tag,
                       const struct rfs_result *res)
 {
@@ -563,6 +670,14 @@ static int serve_one(struct rfs_session *ss)
         send_reply(ss, h.op, h.tag, &res);
         return -EPROTO;
     }
+    /* Nothing of an unauthenticated request is read, let alone done. */
+    if (!ss->auth.done && h.op != RFS_OP_AUTH) {
+        rfs_log(RFS_LOG_WARN, "%s: %s request without authentication, closing", ss->peer,
+                rfs_op_name(h.op));
+        res = (struct rfs_result) { .status = RFS_E_AUTH };
+        send_reply(ss, h.op, h.tag, &res);
+        return -EACCES;
+    }
     if (res.status == RFS_OK && h.op == RFS_OP_PWRITE && var >= RFS_ZEROCOPY_MIN &&
         ss->conn->transport->recv_to_file) {
         rc = pwrite_direct(ss, &r, &res);
@@ -579,7 +694,13 @@ static int serve_one(struct rfs_session *ss)
     }
     if (res.status == RFS_OK && (h.op == RFS_OP_OPEN || h.op == RFS_OP_UNLINK))
         res.status = rfs_path_validate((const char *) ss->buf, var);
-    if (res.status == RFS_OK)
+    if (res.status == RFS_OK && h.op == RFS_OP_AUTH) {
+        rc = do_auth(ss, &r, &res);
+        if (rc < 0) {
+            send_reply(ss, h.op, h.tag, &res);
+            return rc;
+        }
+    } else if (res.status == RFS_OK)
         dispatch(ss, h.op, &r, var, &res);
     else
         rfs_log(RFS_LOG_INFO, "%s: %s refused: %s", ss->peer, rfs_op_name(h.op),
@@ -593,7 +714,8 @@ static int serve_one(struct rfs_session *ss)
 
 int rfs_serve_connection(const struct rfs_server *s, struct net_conn *conn, const char *peer)
 {
-    struct rfs_session ss = { .server = s, .conn = conn, .peer = peer };
+    struct rfs_session ss = { .server = s, .conn = conn, .peer = peer, .root_fd = s->root_fd,
+                              .key_root_fd = -1, .auth.done = !s->keys };
     for (int i = 0; i < RFS_MAX_HANDLES; i++)
         ss.fd[i] = -1;
     int rc;
@@ -604,6 +726,8 @@ int rfs_serve_connection(const struct rfs_server *s, struct net_conn *conn, cons
             close(ss.fd[i]);
         dtype_free(ss.view[i]);
     }
+    if (ss.key_root_fd >= 0)
+        close(ss.key_root_fd);
     free(ss.buf);
     return rc == 1 ? 0 : rc;
 }

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "net/net.h"
+#include "proto/rfs_auth.h"
 
 /* A link of limited bandwidth, shared by all connections (--rate-limit). */
 struct rfs_rate {
@@ -29,11 +30,16 @@ struct rfs_server {
     /* Data bytes of one request or reply, at most RFS_MAX_DATA (the
      * default): a connection's buffer never grows past it (--max-data). */
     uint64_t max_data;
+    /* With keys, a connection is served once it proved one (rfs_auth.h). */
+    const struct rfs_keyring *keys;
 };
 
 /* 0 or a negative errno (root missing, not a directory, ...). */
 int rfs_server_init(struct rfs_server *s, const char *root);
 void rfs_server_fini(struct rfs_server *s);
+/* Check that the root of every key exists beneath the export root: 0, or
+ * a negative errno and a message in err. */
+int rfs_server_check_keys(const struct rfs_server *s, char *err, size_t errlen);
 
 /*
  * Serve requests until the peer closes the connection, the stream turns
@@ -46,6 +52,8 @@ int rfs_serve_connection(const struct rfs_server *s, struct net_conn *conn, cons
 /* Path confinement: open or unlink PATH (leading '/' ignored) strictly
  * beneath root_fd; '..' or a symlink leading outside gives -EXDEV. */
 int rfs_path_open(int root_fd, const char *path, int oflags, mode_t mode);
+/* The same for a directory, as an O_PATH descriptor. */
+int rfs_path_open_dir(int root_fd, const char *path);
 int rfs_path_unlink(int root_fd, const char *path);
 /* openat2 is used where the kernel has it; 0 forces the portable walk
  * (for tests). */

@@ -22,14 +22,22 @@ static void die(const char *what, int err)
 
 struct worker_arg {
     struct test_server *ts;
-    struct net_conn *conn;
+    int index;
 };
 
+/* As rfsd: the TLS handshake first if the server has TLS; the connection
+ * that results is closed by test_server_stop. */
 static void *worker(void *arg)
 {
     struct worker_arg *w = arg;
-    rfs_serve_connection(&w->ts->srv, w->conn, "test-client");
-    shutdown(net_tcp_fd(w->conn), SHUT_RDWR);   /* as rfsd closes it */
+    struct test_server *ts = w->ts;
+    struct net_conn **conn = &ts->conns[w->index];
+    int rc = 0;
+    if (ts->tls && (rc = net_tls_accept(ts->tls, *conn, 5000, conn)) < 0)
+        *conn = NULL;
+    if (rc == 0)
+        rfs_serve_connection(&ts->srv, *conn, "test-client");
+    shutdown(ts->fds[w->index], SHUT_RDWR);
     free(w);
     return NULL;
 }
@@ -46,9 +54,10 @@ static void *acceptor(void *arg)
         struct net_opts opts = { .timeout_ms = 0 };
         struct worker_arg *w = calloc(1, sizeof *w);
         w->ts = ts;
-        if (net_tcp_wrap(fd, &opts, &w->conn) < 0)
+        w->index = ts->nworkers;
+        ts->fds[ts->nworkers] = fd;
+        if (net_tcp_wrap(fd, &opts, &ts->conns[ts->nworkers]) < 0)
             die("net_tcp_wrap", errno);
-        ts->conns[ts->nworkers] = w->conn;
         int rc = pthread_create(&ts->workers[ts->nworkers++], NULL, worker, w);
         if (rc != 0)
             die("pthread_create", rc);
@@ -57,7 +66,14 @@ static void *acceptor(void *arg)
 
 void test_server_start(struct test_server *ts)
 {
+    test_server_start_secure(ts, NULL, NULL);
+}
+
+void test_server_start_secure(struct test_server *ts, const struct rfs_keyring *keys,
+                              struct net_tls *tls)
+{
     memset(ts, 0, sizeof *ts);
+    ts->tls = tls;
     const char *tmp = getenv("TMPDIR");
     snprintf(ts->root, sizeof ts->root, "%s/rfs-unit-XXXXXX", tmp ? tmp : "/tmp");
     if (!mkdtemp(ts->root))
@@ -65,6 +81,7 @@ void test_server_start(struct test_server *ts)
     int rc = rfs_server_init(&ts->srv, ts->root);
     if (rc < 0)
         die("rfs_server_init", -rc);
+    ts->srv.keys = keys;
     int port;
     rc = net_tcp_listen("127.0.0.1", "0", &ts->lfd, &port);
     if (rc < 0)
@@ -83,7 +100,7 @@ void test_server_stop(struct test_server *ts)
     pthread_join(ts->acceptor, NULL);
     close(ts->lfd);
     for (int i = 0; i < ts->nworkers; i++) {
-        shutdown(net_tcp_fd(ts->conns[i]), SHUT_RDWR);
+        shutdown(ts->fds[i], SHUT_RDWR);
         pthread_join(ts->workers[i], NULL);
         net_close(ts->conns[i]);
     }

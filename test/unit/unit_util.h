@@ -20,10 +20,16 @@ struct test_server {
     pthread_t acceptor;
     pthread_t workers[TEST_MAX_CONNS];
     struct net_conn *conns[TEST_MAX_CONNS];
+    int fds[TEST_MAX_CONNS];
+    struct net_tls *tls;        /* NULL: plain TCP */
     int nworkers;
 };
 
 void test_server_start(struct test_server *ts);
+/* Clients must authenticate with a key of KEYS (NULL: not) and speak TLS
+ * with the server configuration TLS (NULL: plain TCP). */
+void test_server_start_secure(struct test_server *ts, const struct rfs_keyring *keys,
+                              struct net_tls *tls);
 void test_server_stop(struct test_server *ts);
 /* root/relpath into buf */
 const char *test_path(const struct test_server *ts, const char *rel, char *buf, size_t len);
