@@ -68,7 +68,9 @@ int ADIOI_ABT_Open_sink(ADIO_File fd, struct abt_sink *sink)
 #ifdef ROMIO_RFS
     case ADIO_RFS: {
         ADIOI_RFS_File *f = in->fs_ptr;
-        return abt_sink_rfs_open(sink, f->host, f->port, f->path, f->timeout_s * 1000);
+        struct rfs_connect_opts o;
+        rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, &o);
+        return abt_sink_rfs_open(sink, f->host, f->port, f->path, &o);
     }
 #endif
     default:

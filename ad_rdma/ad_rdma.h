@@ -10,6 +10,7 @@
 #define AD_RDMA_H_INCLUDED
 
 #include "adio.h"
+#include "proto/rfs_adio.h"
 #include "stripe/stripe_file.h"
 
 #define ADIOI_RDMA_DEFAULT_TIMEOUT 120  /* seconds */
@@ -26,6 +27,7 @@
 typedef struct ADIOI_RDMA_File {
     struct stripe_file sf;
     struct stripe_servers servers;
+    struct rfs_adio_security sec;   /* TLS and the key: rfs_transport, rfs_key_file */
     const char *path;           /* fd->filename */
     int method;                 /* enum stripe_method or ADIOI_RDMA_SIEVE */
     int timeout_s;

@@ -116,8 +116,8 @@ int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const
         snprintf(who, sizeof who, "rdma server %d (%s:%s)", f->sf.failed,
                  f->servers.at[f->sf.failed].host, f->servers.at[f->sf.failed].port);
     /* an open refused by a server's object, or by the layout asked for */
-    const char *reason = NULL;
-    if (rc == RFS_E_INVAL && strcmp(what, "open") == 0)
+    const char *reason = f ? f->sf.why : NULL;
+    if (!reason && rc == RFS_E_INVAL && strcmp(what, "open") == 0)
         reason = f && f->sf.failed >= 0
             ? "not a striped file of these servers (header missing or not matching)"
             : "striping_factor beyond the server list, or striping_unit beyond 1 GiB";

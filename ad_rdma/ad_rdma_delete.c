@@ -15,6 +15,13 @@ void ADIOI_RDMA_Delete(const char *filename, int *error_code)
                                            why);
         return;
     }
-    int rc = stripe_unlink(NULL, &f.servers, filename, ADIOI_RDMA_DEFAULT_TIMEOUT * 1000);
+    /* No hints here: the environment says how to connect. */
+    *error_code = rfs_adio_security_init(MPI_INFO_NULL, myname, &f.sec);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    struct rfs_connect_opts o;
+    rfs_adio_connect_opts(&f.sec, ADIOI_RDMA_DEFAULT_TIMEOUT * 1000, &o);
+    int rc = stripe_unlink(&o, &f.servers, filename);
     *error_code = ADIOI_RDMA_Error(rc, myname, &f, "delete");
+    rfs_adio_security_fini(&f.sec);
 }

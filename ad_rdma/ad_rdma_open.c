@@ -27,14 +27,19 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
         return;
     }
     ADIOI_RDMA_Get_hints(fd, f);
+    *error_code = rfs_adio_security_init(fd->info, myname, &f->sec);
+    if (*error_code != MPI_SUCCESS) {
+        ADIOI_Free(f);
+        return;
+    }
     uint32_t max_pairs = f->sf.max_pairs;
     struct stripe_open_args a = {
         .flags = rfs_adio_open_flags(fd->access_mode),
         .mode = rfs_adio_create_mode(fd),
         .unit = fd->hints->striping_unit > 0 ? (uint64_t) fd->hints->striping_unit : 0,
         .factor = fd->hints->striping_factor > 0 ? (uint32_t) fd->hints->striping_factor : 0,
-        .timeout_ms = f->timeout_s * 1000,
     };
+    rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, &a.connect);
     int rc = stripe_open(&f->sf, &f->servers, f->path, &a);
     f->sf.max_pairs = max_pairs;
     uint64_t size = 0;
@@ -43,6 +48,7 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
     if (rc != 0) {
         *error_code = ADIOI_RDMA_Error(rc, myname, f, "open");
         stripe_close(&f->sf);
+        rfs_adio_security_fini(&f->sec);
         ADIOI_Free(f);
         return;
     }

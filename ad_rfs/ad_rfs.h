@@ -7,6 +7,7 @@
 #define AD_RFS_H_INCLUDED
 
 #include "adio.h"
+#include "proto/rfs_adio.h"
 #include "proto/rfs_client.h"
 
 /* Hints of this driver (docs/rfs.md), with their defaults. */
@@ -20,6 +21,7 @@
 /* fd->fs_ptr: one connection per open file, the file is handle 0 on it. */
 typedef struct ADIOI_RFS_File {
     struct rfs_client client;
+    struct rfs_adio_security sec;   /* TLS and the key: rfs_transport, rfs_key_file */
     char host[256];
     char port[16];
     const char *path;           /* in fd->filename, on the server */

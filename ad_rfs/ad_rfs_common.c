@@ -70,8 +70,9 @@ static int parse_endpoint(const char *name, char *host, size_t hostlen, char *po
 
 int ADIOI_RFS_Connect(ADIOI_RFS_File *f)
 {
-    int rc = rfs_client_connect(&f->client, &net_tcp_transport, f->host, f->port,
-                                f->timeout_s * 1000);
+    struct rfs_connect_opts o;
+    rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, &o);
+    int rc = rfs_client_connect_with(&f->client, f->host, f->port, &o);
     f->connected = rc == 0;
     return rc;
 }
@@ -115,7 +116,7 @@ int ADIOI_RFS_Error(int rc, const char *myname, const ADIOI_RFS_File *f, const c
 {
     char who[300];
     snprintf(who, sizeof who, "rfs server %s:%s", f->host, f->port);
-    return rfs_adio_error(rc, myname, who, what, f->path, "rfs_timeout", NULL);
+    return rfs_adio_error(rc, myname, who, what, f->path, "rfs_timeout", f->client.why);
 }
 
 /* With rfs_defer_open the first request connects and carries the OPEN;

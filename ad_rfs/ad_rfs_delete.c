@@ -18,10 +18,15 @@ void ADIOI_RFS_Delete(const char *filename, int *error_code)
         return;
     }
     f.timeout_s = ADIOI_RFS_DEFAULT_TIMEOUT;
+    /* No hints here: the environment says how to connect. */
+    *error_code = rfs_adio_security_init(MPI_INFO_NULL, myname, &f.sec);
+    if (*error_code != MPI_SUCCESS)
+        return;
     int rc = ADIOI_RFS_Connect(&f);
     if (rc == 0)
         rc = rfs_unlink(&f.client, f.path);
+    *error_code = ADIOI_RFS_Error(rc, myname, &f, "delete");
     if (f.connected)
         rfs_client_close(&f.client);
-    *error_code = ADIOI_RFS_Error(rc, myname, &f, "delete");
+    rfs_adio_security_fini(&f.sec);
 }

@@ -34,6 +34,11 @@ void ADIOI_RFS_Open(ADIO_File fd, int *error_code)
         return;
     }
     ADIOI_RFS_Get_hints(fd, f);
+    *error_code = rfs_adio_security_init(fd->info, myname, &f->sec);
+    if (*error_code != MPI_SUCCESS) {
+        ADIOI_Free(f);
+        return;
+    }
     f->view_stale = 1;
     f->open_flags = rfs_adio_open_flags(fd->access_mode);
     f->open_mode = rfs_adio_create_mode(fd);
@@ -50,6 +55,7 @@ void ADIOI_RFS_Open(ADIO_File fd, int *error_code)
         *error_code = ADIOI_RFS_Error(rc, myname, f, "open");
         if (f->connected)
             rfs_client_close(&f->client);
+        rfs_adio_security_fini(&f->sec);
         ADIOI_Free(f);
         return;
     }

@@ -26,8 +26,10 @@ struct abt_sink {
 
 /* A local file (ufs:, nfs:) opened write-only by path: it must exist. */
 int abt_sink_posix_open(struct abt_sink *s, const char *path);
-/* A file on rfsd HOST:PORT, over a connection of its own. */
+/* A file on rfsd HOST:PORT, over a connection of its own made as O says
+ * (transport, timeout, key: those of the rfs: file it writes for). */
+struct rfs_connect_opts;
 int abt_sink_rfs_open(struct abt_sink *s, const char *host, const char *port, const char *path,
-                      int timeout_ms);
+                      const struct rfs_connect_opts *o);
 
 #endif /* ABT_SINK_H_INCLUDED */

@@ -41,12 +41,12 @@ static const struct abt_sink_ops rfs_sink_ops = {
 };
 
 int abt_sink_rfs_open(struct abt_sink *s, const char *host, const char *port, const char *path,
-                      int timeout_ms)
+                      const struct rfs_connect_opts *o)
 {
     struct rfs_sink *r = calloc(1, sizeof(*r));
     if (r == NULL)
         return -ENOMEM;
-    int rc = rfs_client_connect(&r->client, &net_tcp_transport, host, port, timeout_ms);
+    int rc = rfs_client_connect_with(&r->client, host, port, o);
     if (rc == 0) {
         rc = sink_errno(rfs_open(&r->client, SINK_HANDLE, path, RFS_O_WRONLY, 0, NULL));
         if (rc != 0)

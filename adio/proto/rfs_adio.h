@@ -8,7 +8,37 @@
 #define RFS_ADIO_H_INCLUDED
 
 #include "adio.h"
+#include "proto/rfs_auth.h"
+#include "proto/rfs_client.h"
 #include "proto/rfs_proto.h"
+
+/* Environment defaults of the security hints (docs/security.md). */
+#define RFS_ADIO_KEY_FILE_ENV  "ROMIO_RFS_KEY_FILE"
+#define RFS_ADIO_TRANSPORT_ENV "ROMIO_RFS_TRANSPORT"
+#define RFS_ADIO_TLS_CA_ENV    "ROMIO_RFS_TLS_CA"
+
+/* How a file's connections to rfsd are secured: the key it proves and
+ * the TLS configuration (NULL: plain TCP). */
+struct rfs_adio_security {
+    struct rfs_key key;
+    int has_key;
+    struct net_tls *tls;
+};
+
+/*
+ * SetInfo: install rfs_transport (tcp|tls), rfs_key_file and rfs_tls_ca
+ * from users_info, the environment filling what it leaves out, so that
+ * MPI_File_get_info reports what is in effect (a path, never a secret).
+ * An rfs_transport other than tcp or tls is MPI_ERR_INFO_VALUE: a typo
+ * must not fall back to plain TCP.
+ */
+int rfs_adio_security_hints(ADIO_File fd, MPI_Info users_info, const char *myname);
+/* Open: load the key and set up TLS as fd->info (or, with MPI_INFO_NULL,
+ * the environment) says. MPI_SUCCESS or an MPI error code. */
+int rfs_adio_security_init(MPI_Info info, const char *myname, struct rfs_adio_security *sec);
+void rfs_adio_security_fini(struct rfs_adio_security *sec);
+void rfs_adio_connect_opts(const struct rfs_adio_security *sec, int timeout_ms,
+                           struct rfs_connect_opts *o);
 
 uint32_t rfs_adio_open_flags(int access_mode);
 /* Permissions of a created file: MPI's perm, else 0666 (the server's umask applies). */

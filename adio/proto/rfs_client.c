@@ -246,7 +246,12 @@ int rfs_client_connect_with(struct rfs_client *c, const char *host, const char *
             c->why = connect_failure(rc);
         return rc;
     }
-    return o->key ? authenticate(c, o->key) : 0;
+    /* A failed exchange leaves nothing open; broken and why stay. */
+    if (o->key && (rc = authenticate(c, o->key)) != 0) {
+        net_close(c->conn);
+        c->conn = NULL;
+    }
+    return rc;
 }
 
 void rfs_client_close(struct rfs_client *c)

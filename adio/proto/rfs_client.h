@@ -65,7 +65,8 @@ struct rfs_connect_opts {
 /*
  * Connect, and authenticate when a key is given (rfs_auth.h). A refused
  * key or a server that cannot prove it holds the key gives RFS_E_AUTH;
- * then, as after a TLS set-up failure, c->why says what happened.
+ * then, as after a TLS set-up failure, c->why says what happened. A
+ * failed connect leaves nothing to close.
  */
 int rfs_client_connect_with(struct rfs_client *c, const char *host, const char *port,
                             const struct rfs_connect_opts *o);

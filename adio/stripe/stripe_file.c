@@ -130,10 +130,6 @@ int stripe_close(struct stripe_file *f)
     return rc;
 }
 
-static const struct net_transport *transport_or_tcp(const struct net_transport *t)
-{
-    return t ? t : &net_tcp_transport;
-}
 
 /* Connect to server i and open its object of PATH. */
 static int open_object(struct stripe_file *f, const struct stripe_servers *sv, uint32_t i,
@@ -141,10 +137,11 @@ static int open_object(struct stripe_file *f, const struct stripe_servers *sv, u
                        struct rfs_stat *st)
 {
     f->at[i] = sv->at[i];
-    int rc = rfs_client_connect(&f->obj[i], transport_or_tcp(a->transport), sv->at[i].host,
-                                sv->at[i].port, a->timeout_ms);
-    if (rc < 0)
+    int rc = rfs_client_connect_with(&f->obj[i], sv->at[i].host, sv->at[i].port, &a->connect);
+    if (rc != 0) {
+        f->why = f->obj[i].why;
         return failed_at(f, (int) i, rc);
+    }
     f->connected = i + 1;
     return failed_at(f, (int) i, rfs_open(&f->obj[i], STRIPE_HANDLE, path, flags, a->mode,
                                           st));
@@ -311,14 +308,13 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
     return rc;
 }
 
-int stripe_unlink(const struct net_transport *t, const struct stripe_servers *sv,
-                  const char *path, int timeout_ms)
+int stripe_unlink(const struct rfs_connect_opts *o, const struct stripe_servers *sv,
+                  const char *path)
 {
     int rc = RFS_E_NOENT, found = 0;
     for (uint32_t i = 0; i < sv->n; i++) {
         struct rfs_client c;
-        int r = rfs_client_connect(&c, transport_or_tcp(t), sv->at[i].host, sv->at[i].port,
-                                   timeout_ms);
+        int r = rfs_client_connect_with(&c, sv->at[i].host, sv->at[i].port, o);
         if (r == 0)
             r = rfs_unlink(&c, path);
         rfs_client_close(&c);

@@ -64,6 +64,7 @@ struct stripe_file {
     uint32_t connected;                 /* objects 0 .. connected-1 have a connection */
     uint32_t max_pairs;                 /* list I/O pairs per request */
     int failed;
+    const char *why;            /* a connection's TLS or authentication failure */
     struct stripe_stats stats;
     /* kept from call to call, freed by stripe_close: fresh pages on every
      * call cost more than the copies into them */
@@ -75,12 +76,11 @@ struct stripe_file {
 };
 
 struct stripe_open_args {
-    const struct net_transport *transport;  /* NULL: TCP */
+    struct rfs_connect_opts connect;    /* transport (NULL: TCP), timeout, key */
     uint32_t flags;             /* RFS_O_* */
     uint32_t mode;              /* permissions of created objects */
     uint64_t unit;              /* for a new file; 0: STRIPE_DEFAULT_UNIT */
     uint32_t factor;            /* for a new file; 0: every server */
-    int timeout_ms;
 };
 
 /*
@@ -94,8 +94,8 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
                 const struct stripe_open_args *a);
 /* Closes every object; returns the first failure. */
 int stripe_close(struct stripe_file *f);
-int stripe_unlink(const struct net_transport *t, const struct stripe_servers *sv,
-                  const char *path, int timeout_ms);
+int stripe_unlink(const struct rfs_connect_opts *o, const struct stripe_servers *sv,
+                  const char *path);
 
 int stripe_size(struct stripe_file *f, uint64_t *size);
 int stripe_truncate(struct stripe_file *f, uint64_t size);

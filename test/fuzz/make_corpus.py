@@ -7,7 +7,8 @@ import sys
 
 MAGIC, VERSION, REPLY = 0x31534652, 1, 0x8000
 (OPEN, CLOSE, PREAD, PWRITE, FSTAT, FTRUNCATE, FSYNC, UNLINK, PREALLOC, LOCK,
- SETVIEW, VREAD, VWRITE, LAYOUT, LREAD, LWRITE) = range(1, 17)
+ SETVIEW, VREAD, VWRITE, LAYOUT, LREAD, LWRITE, AUTH) = range(1, 18)
+HELLO, PROOF = 1, 2
 VECTOR = 2
 
 
@@ -52,6 +53,13 @@ def main(out):
         + request(VREAD, 5, 0, offset=0, length=12)
         + request(LWRITE, 6, 0, aux=2, length=10, var=pairs + b"l" * 10)
         + request(LREAD, 7, 0, aux=2, length=10, var=pairs) + request(CLOSE, 8))
+    # 'K' first: the server requires a key (fuzz_server.c); the fuzzer cannot
+    # forge the proof, so this explores the exchange and the refusals
+    name = b"fuzz"
+    open(f"{out}/server/auth", "wb").write(
+        b"K" + request(AUTH, 1, flags=HELLO, aux=len(name), var=name + b"n" * 32)
+        + request(AUTH, 2, flags=PROOF, var=b"m" * 32)
+        + request(OPEN, 3, 0, 0x12, 0o644, len(path), var=path))
     open(f"{out}/server/escape", "wb").write(
         request(OPEN, 1, 0, 0x12, 0o644, 9, var=b"../../etc"))
     # replies to fuzz_client's call sequence, tags in order

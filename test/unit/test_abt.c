@@ -24,6 +24,7 @@
 
 #include "abt/abt.h"
 #include "abt/abt_model.h"
+#include "proto/rfs_client.h"
 #include "unit_util.h"
 
 #define FILE_SPAN (4u << 20)
@@ -322,6 +323,8 @@ static void test_model(void **state)
     assert_true(left > 0.29 && left < 0.31);
 }
 
+static const struct rfs_connect_opts tcp_5s = { .net.timeout_ms = 5000 };
+
 static void test_rfs_sink(void **state)
 {
     struct fixture *f = *state;
@@ -333,7 +336,7 @@ static void test_rfs_sink(void **state)
     assert_true(fd >= 0);
     close(fd);
     struct abt_sink sink;
-    assert_int_equal(abt_sink_rfs_open(&sink, "127.0.0.1", ts.port, "/abt.dat", 5000), 0);
+    assert_int_equal(abt_sink_rfs_open(&sink, "127.0.0.1", ts.port, "/abt.dat", &tcp_5s), 0);
     struct abt_config cfg = config(64 << 10, 1 << 20, f->stage);
     struct abt_engine *e;
     assert_int_equal(abt_engine_create(&e, &cfg, sink), 0);
@@ -346,7 +349,7 @@ static void test_rfs_sink(void **state)
     assert_memory_equal(got, f->expect, f->end);
     free(got);
     /* a file the server does not have */
-    assert_int_equal(abt_sink_rfs_open(&sink, "127.0.0.1", ts.port, "/missing", 5000),
+    assert_int_equal(abt_sink_rfs_open(&sink, "127.0.0.1", ts.port, "/missing", &tcp_5s),
                      -ENOENT);
     test_server_stop(&ts);
 }

@@ -22,6 +22,7 @@
 
 static struct test_server ts[NSERVERS];
 static struct stripe_servers sv;
+static const struct rfs_connect_opts tcp_10s = { .net.timeout_ms = 10000 };
 
 static int setup(void **state)
 {
@@ -140,7 +141,7 @@ static void open_file(struct stripe_file *f, const char *path, uint32_t flags, u
                       uint32_t factor)
 {
     struct stripe_open_args a = { .flags = flags, .mode = 0644, .unit = unit, .factor = factor,
-                                  .timeout_ms = 10000 };
+                                  .connect.net.timeout_ms = 10000 };
     assert_int_equal(stripe_open(f, &sv, path, &a), 0);
 }
 
@@ -229,10 +230,10 @@ static void test_contiguous_and_size(void **state)
     assert_int_equal(f.layout.unit, 1000);
     assert_int_equal(f.layout.factor, NSERVERS);
     assert_int_equal(stripe_close(&f), 0);
-    assert_int_equal(stripe_unlink(NULL, &sv, "/c", 10000), 0);
-    struct stripe_open_args a = { .flags = RFS_O_RDWR, .timeout_ms = 10000 };
+    assert_int_equal(stripe_unlink(&tcp_10s, &sv, "/c"), 0);
+    struct stripe_open_args a = { .flags = RFS_O_RDWR, .connect.net.timeout_ms = 10000 };
     assert_int_equal(stripe_open(&f, &sv, "/c", &a), RFS_E_NOENT);
-    assert_int_equal(stripe_unlink(NULL, &sv, "/c", 10000), RFS_E_NOENT);
+    assert_int_equal(stripe_unlink(&tcp_10s, &sv, "/c"), RFS_E_NOENT);
     free(src);
     free(dst);
 }
@@ -293,7 +294,7 @@ static void test_methods_through_a_view(void **state)
                                    &moved), 0);
         assert_int_equal(moved, 10);
         assert_int_equal(stripe_close(&f), 0);
-        assert_int_equal(stripe_unlink(NULL, &sv, name, 10000), 0);
+        assert_int_equal(stripe_unlink(&tcp_10s, &sv, name), 0);
     }
     dtype_free(t);
     free(enc);
@@ -315,7 +316,7 @@ static void test_foreign_objects(void **state)
     /* object 2 of /x replaced by object 2 of /y */
     assert_int_equal(rename(test_path(&ts[2], "y", b, sizeof b),
                             test_path(&ts[2], "x", a, sizeof a)), 0);
-    struct stripe_open_args args = { .flags = RFS_O_RDWR, .timeout_ms = 10000 };
+    struct stripe_open_args args = { .flags = RFS_O_RDWR, .connect.net.timeout_ms = 10000 };
     assert_int_equal(stripe_open(&f, &sv, "/x", &args), RFS_E_INVAL);
     assert_int_equal(f.failed, 2);
     struct stripe_servers two = sv;
@@ -339,7 +340,7 @@ static void *create_same_file(void *arg)
 {
     struct creator *c = arg;
     struct stripe_open_args a = { .flags = RFS_O_RDWR | RFS_O_CREAT, .mode = 0644,
-                                  .unit = 512, .timeout_ms = 10000 };
+                                  .unit = 512, .connect.net.timeout_ms = 10000 };
     c->rc = stripe_open(&c->f, &sv, "/shared", &a);
     return NULL;
 }
