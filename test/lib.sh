@@ -37,13 +37,39 @@ start_rfsd() {
 # separated) and RDMA_PIDS.
 start_rdma_servers() {
     local n=$1 dir=$2 name=$3 i
+    shift 3
     RDMA_SERVERS="" RDMA_ROOTS="" RDMA_PIDS=""
     for i in $(seq 0 $((n - 1))); do
-        start_rfsd "$dir/$name-root$i" "$dir" "$name-$i" || return 1
+        start_rfsd "$dir/$name-root$i" "$dir" "$name-$i" "$@" || return 1
         RDMA_SERVERS="$RDMA_SERVERS${RDMA_SERVERS:+,}127.0.0.1:$RFSD_PORT"
         RDMA_ROOTS="$RDMA_ROOTS${RDMA_ROOTS:+ }$dir/$name-root$i"
         RDMA_PIDS="$RDMA_PIDS${RDMA_PIDS:+ }$RFSD_PID"
     done
+}
+
+# make_security_files DIR: what rfs_security and bench-tls use. The server's
+# key file DIR/keys (alice, and reader read-only), the clients' good.key,
+# wrong.key (alice with another secret) and ro.key, all mode 600; a
+# self-signed certificate for 127.0.0.1 (ca.crt, server.key) and another
+# one (other.crt).
+make_security_files() {
+    local d=$1 alice reader wrong
+    mkdir -p "$d"
+    alice=$(openssl rand -hex 32) reader=$(openssl rand -hex 16) wrong=$(openssl rand -hex 32)
+    (
+        umask 077
+        printf '# rfsd --keys\nalice %s\nreader %s ro\n' "$alice" "$reader" > "$d/keys"
+        echo "alice $alice" > "$d/good.key"
+        echo "alice $wrong" > "$d/wrong.key"
+        echo "reader $reader" > "$d/ro.key"
+    )
+    local name
+    for name in ca other; do
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+            -subj "/CN=rfsd-test-$name" -addext subjectAltName=IP:127.0.0.1 \
+            -keyout "$d/$name.key" -out "$d/$name.crt" 2> /dev/null || return 1
+    done
+    mv "$d/ca.key" "$d/server.key"
 }
 
 # SIGCONT first (a test may have stopped the server), then SIGTERM: a

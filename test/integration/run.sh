@@ -19,11 +19,12 @@ for t in rfs_clients rfsd_hostile; do
     # shellcheck disable=SC2086
     cc -std=c11 -O2 -g -Wall -Wextra -Werror ${TEST_CFLAGS:-} -I"$here/../../adio" \
         -o "$work/bin/$t" "$here/$t.c" "$here/../../adio/proto/rfs_client.c" \
-        "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/net/net_tcp.c" -lpthread \
+        "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/proto/rfs_auth.c" \
+        "$here/../../adio/net/net_tcp.c" "$here/../../adio/net/net_tls.c" -lpthread -lssl -lcrypto \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
-    abt_faults rdma_faults; do
+    abt_faults rdma_faults rfs_security; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -112,6 +113,29 @@ start_rdma_servers 2 "$work" "rdmaabt" || exit 1
 for r in $RDMA_ROOTS; do mkdir -p "$r/abt"; done
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "abt_basic.rdma.np2" 300 $mpiexec -n 2 \
     "$work/bin/abt_basic" "abt:rdma:/abt/" "$work/stage"
+
+echo "integration tests (security: keys and TLS, over rfs:, abt:rfs: and rdma:)"
+sec=$work/sec
+if make_security_files "$sec"; then
+    tls_args="--keys $sec/keys --tls-cert $sec/ca.crt --tls-key $sec/server.key"
+    # shellcheck disable=SC2086
+    start_rfsd "$work/sec-root" "$work" sec-tls $tls_args || exit 1
+    tls_port=$RFSD_PORT
+    start_rfsd "$work/sec-root" "$work" sec-tcp --keys "$sec/keys" || exit 1
+    run_case "rfs_security.tcp.np2" 120 $mpiexec -n 2 "$work/bin/rfs_security" \
+        "rfs:127.0.0.1:$RFSD_PORT:/" "$sec" tcp
+    run_case "rfs_security.tls.np2" 120 $mpiexec -n 2 "$work/bin/rfs_security" \
+        "rfs:127.0.0.1:$tls_port:/" "$sec" tls
+    run_case "rfs_security.abt.np2" 120 $mpiexec -n 2 "$work/bin/rfs_security" \
+        "abt:rfs:127.0.0.1:$tls_port:/abt-" "$sec" tls
+    # shellcheck disable=SC2086
+    start_rdma_servers 2 "$work" sec-rdma $tls_args || exit 1
+    ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rfs_security.rdma.np2" 120 $mpiexec -n 2 \
+        "$work/bin/rfs_security" "rdma:/" "$sec" tls
+else
+    FAILED=$((FAILED + 1))
+    echo "  FAIL rfs_security (cannot make keys and certificates with openssl)"
+fi
 
 ln -s /etc "$root/escape"
 echo existing > "$root/existing"
