@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: contiguous rfs: throughput against a raw TCP stream between
 # the same loopback endpoints, and against ufs: on the server's own file
-# system, all in this run. Medians of REPS repetitions.
+# system, all in this run; then the cost of TLS: rfs: over TLS 1.3 with a
+# key against plain rfs:, also in this run. Medians of REPS repetitions.
 #   run.sh REPO [BYTES] [REPS]
 set -eu
 repo=$1
@@ -21,6 +22,12 @@ cc -O2 -std=c11 -I"$repo/adio" -o "$work/tcp_stream" "$repo/test/bench/tcp_strea
     "$repo/adio/net/net_tcp.c" -lpthread
 "$PREFIX/bin/mpicc" -O2 -D_GNU_SOURCE -std=c11 -o "$work/rfs_bench" "$repo/test/bench/rfs_bench.c"
 start_rfsd "$root" "$work" bench
+plain_port=$RFSD_PORT
+sec=$work/sec
+make_security_files "$sec"
+start_rfsd "$root" "$work" bench-tls --keys "$sec/keys" --tls-cert "$sec/ca.crt" \
+    --tls-key "$sec/server.key"
+tls_port=$RFSD_PORT
 mpiexec="$PREFIX/bin/mpiexec $MPIEXEC_FLAGS -n 1"
 
 value() { sed -n "s/^$1 //p"; }
@@ -32,7 +39,7 @@ printf '%-8s | %10s %10s %6s %10s | %10s %10s %6s %10s\n' request "tcp write" "r
 for mib in 1 4 16; do
     chunk=$((mib << 20))
     tcp=$("$work/tcp_stream" "$bytes" "$chunk" "$reps")
-    rfs=$($mpiexec "$work/rfs_bench" "rfs:127.0.0.1:$RFSD_PORT:/bench" "$bytes" "$chunk" "$reps")
+    rfs=$($mpiexec "$work/rfs_bench" "rfs:127.0.0.1:$plain_port:/bench" "$bytes" "$chunk" "$reps")
     ufs=$($mpiexec "$work/rfs_bench" "ufs:$root/ufs-bench" "$bytes" "$chunk" "$reps")
     tw=$(echo "$tcp" | value write) tr=$(echo "$tcp" | value read)
     rw=$(echo "$rfs" | value write) rr=$(echo "$rfs" | value read)
@@ -41,3 +48,19 @@ for mib in 1 4 16; do
         "$tw" "$rw" "$(pct "$rw" "$tw")" "$uw" "$tr" "$rr" "$(pct "$rr" "$tr")" "$ur"
 done
 echo "ratio = rfs / tcp (the RFS paper: 86-90% of the network)"
+
+echo
+echo "TLS cost: rfs: over TLS 1.3 with a key (ROMIO_RFS_TRANSPORT=tls) against plain rfs:, MB/s"
+printf '%-8s | %10s %10s %6s | %10s %10s %6s\n' request "rfs write" "tls write" ratio \
+    "rfs read" "tls read" ratio
+for mib in 1 4 16; do
+    chunk=$((mib << 20))
+    rfs=$($mpiexec "$work/rfs_bench" "rfs:127.0.0.1:$plain_port:/bench" "$bytes" "$chunk" "$reps")
+    tls=$(ROMIO_RFS_TRANSPORT=tls ROMIO_RFS_KEY_FILE=$sec/good.key ROMIO_RFS_TLS_CA=$sec/ca.crt \
+        $mpiexec "$work/rfs_bench" "rfs:127.0.0.1:$tls_port:/bench-tls" "$bytes" "$chunk" "$reps")
+    rw=$(echo "$rfs" | value write) rr=$(echo "$rfs" | value read)
+    sw=$(echo "$tls" | value write) sr=$(echo "$tls" | value read)
+    printf '%5d MiB | %10.0f %10.0f %5.0f%% | %10.0f %10.0f %5.0f%%\n' "$mib" \
+        "$rw" "$sw" "$(pct "$sw" "$rw")" "$rr" "$sr" "$(pct "$sr" "$rr")"
+done
+echo "ratio = tls / plain rfs: (both ends encrypt and decrypt on this machine's 2 cores)"
