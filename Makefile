@@ -36,8 +36,8 @@ CORE_SRC   := adio/net/net_tcp.c adio/net/net_tls.c adio/proto/rfs_proto.c adio/
               adio/proto/rfs_auth.c $(DTYPE_SRC) \
               $(STRIPE_SRC)
 SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c \
-              adio/server/rfs_rate.c
-UNIT_TESTS := test_proto test_net test_server test_dtype test_abt test_stripe test_security
+              adio/server/rfs_rate.c adio/server/rfs_coll.c
+UNIT_TESTS := test_proto test_net test_server test_dtype test_abt test_stripe test_security test_coll
 MPI_TESTS  := test_dtype_mpi
 
 # Objects per flavour (plain, asan, tsan) so sanitizer builds never mix.

@@ -4,6 +4,7 @@
  *   rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE]
  *        [--max-connections N] [--max-data MiB]
  *        [--keys FILE] [--tls-cert FILE --tls-key FILE]
+ *        [--coll-cache MiB] [--coll-timeout SECONDS]
  *        [--log-level error|warn|info|debug] [--rate-limit MB/s]
  *
  * Serves the files under DIR, one worker thread per connection, at most N
@@ -35,6 +36,7 @@
 
 #include "net/net.h"
 #include "proto/rfs_proto.h"
+#include "server/rfs_coll.h"
 #include "server/rfs_log.h"
 #include "server/rfs_server.h"
 
@@ -81,6 +83,9 @@ static void usage(FILE *out)
                  "            [--keys FILE]          (clients must prove a key of FILE:\n"
                  "                                    NAME HEXSECRET [ro] [root=DIR] per line)\n"
                  "            [--tls-cert FILE --tls-key FILE]  (every connection is TLS 1.3)\n"
+                 "            [--coll-cache MiB]     (hot collective buffers, default 256; 0: none)\n"
+                 "            [--coll-timeout S]     (a collective call waits this long for a\n"
+                 "                                    missing participant, default 60)\n"
                  "            [--log-level error|warn|info|debug]\n"
                  "            [--rate-limit MB/s]   (emulate a slow link: 1 MB = 10^6 bytes)\n");
 }
@@ -287,6 +292,19 @@ static int install_signals(void)
     return 0;
 }
 
+static void log_coll_stats(void)
+{
+    struct rfs_coll_stats s;
+    rfs_coll_table_stats(g.server.coll, &s);
+    if (s.calls || s.timeouts)
+        rfs_log(RFS_LOG_INFO, "collective calls: %llu (%llu pieces in %llu accesses, %llu bytes), "
+                "hot buffers: %llu hits, %llu misses, %llu timeouts",
+                (unsigned long long) s.calls, (unsigned long long) s.pieces,
+                (unsigned long long) s.accesses, (unsigned long long) s.access_bytes,
+                (unsigned long long) s.cache_hits, (unsigned long long) s.cache_misses,
+                (unsigned long long) s.timeouts);
+}
+
 static int setup_security(const char *keys, const char *tls_cert, const char *tls_key)
 {
     char err[512];
@@ -317,14 +335,31 @@ int main(int argc, char **argv)
         { "max-data", required_argument, NULL, 'd' },
         { "rate-limit", required_argument, NULL, 'R' },
         { "keys", required_argument, NULL, 'k' },
+        { "coll-cache", required_argument, NULL, 'H' },
+        { "coll-timeout", required_argument, NULL, 'T' },
         { "tls-cert", required_argument, NULL, 'C' }, { "tls-key", required_argument, NULL, 'K' },
         { "log-level", required_argument, NULL, 'l' }, { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     int c, level;
     char *end;
-    while ((c = getopt_long(argc, argv, "r:b:p:f:c:d:l:R:k:C:K:h", opts, NULL)) != -1) {
+    long coll_cache_mib = 256, coll_timeout_s = 60;
+    while ((c = getopt_long(argc, argv, "r:b:p:f:c:d:l:R:k:C:K:H:T:h", opts, NULL)) != -1) {
         switch (c) {
+        case 'H':
+            coll_cache_mib = strtol(optarg, &end, 10);
+            if (*end || coll_cache_mib < 0 || coll_cache_mib > (1L << 20)) {
+                fprintf(stderr, "rfsd: --coll-cache must be 0..1048576 (MiB)\n");
+                return 2;
+            }
+            break;
+        case 'T':
+            coll_timeout_s = strtol(optarg, &end, 10);
+            if (*end || coll_timeout_s < 1 || coll_timeout_s > 86400) {
+                fprintf(stderr, "rfsd: --coll-timeout must be 1..86400 (seconds)\n");
+                return 2;
+            }
+            break;
         case 'k': keys = optarg; break;
         case 'C': tls_cert = optarg; break;
         case 'K': tls_key = optarg; break;
@@ -382,6 +417,11 @@ int main(int argc, char **argv)
         g.server.rate = &rate;
     }
     g.server.max_data = (uint64_t) max_data_mib << 20;
+    g.server.coll_timeout_ms = (int) coll_timeout_s * 1000;
+    if (rfs_coll_table_new(&g.server.coll, (uint64_t) coll_cache_mib << 20) < 0) {
+        rfs_log(RFS_LOG_ERROR, "out of memory");
+        return 1;
+    }
     if (setup_security(keys, tls_cert, tls_key) < 0)
         return 1;
     int lfd, bound;
@@ -413,6 +453,8 @@ int main(int argc, char **argv)
     stop_workers();
     free(g.workers);
     net_tls_free(g.tls);
+    log_coll_stats();
+    rfs_coll_table_free(g.server.coll);
     rfs_keyring_free(&g.keys);
     rfs_server_fini(&g.server);
     rfs_log(RFS_LOG_INFO, "stopped");

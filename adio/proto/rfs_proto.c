@@ -137,6 +137,13 @@ int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
             : r->flags == RFS_AUTH_PROOF ? r->aux != 0 || var != RFS_AUTH_MAC : 1)
             return RFS_E_PROTO;
         break;
+    case RFS_OP_COLL:
+        if (var != 0)
+            return RFS_E_PROTO;
+        if (r->aux == 0 || r->aux > RFS_COLL_MAX_PARTS || r->flags >= r->aux ||
+            r->mode & ~RFS_COLL_KEEP)
+            return RFS_E_INVAL;
+        break;
     case RFS_OP_LAYOUT:
         if (var != 0)
             return RFS_E_PROTO;
@@ -156,7 +163,7 @@ int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
         return RFS_E_TOOBIG;
     if (!range_ok(r->offset, h->op == RFS_OP_FTRUNCATE || h->op == RFS_OP_SETVIEW ||
                              h->op == RFS_OP_LAYOUT || h->op == RFS_OP_LREAD ||
-                             h->op == RFS_OP_LWRITE ? 0 : r->length))
+                             h->op == RFS_OP_LWRITE || h->op == RFS_OP_COLL ? 0 : r->length))
         return RFS_E_INVAL;
     if (h->op == RFS_OP_FTRUNCATE && r->length > (uint64_t) INT64_MAX)
         return RFS_E_INVAL;
@@ -261,6 +268,7 @@ const char *rfs_op_name(unsigned op)
         [RFS_OP_LOCK] = "lock", [RFS_OP_SETVIEW] = "set view", [RFS_OP_VREAD] = "view read",
         [RFS_OP_VWRITE] = "view write", [RFS_OP_LAYOUT] = "layout",
         [RFS_OP_LREAD] = "list read", [RFS_OP_LWRITE] = "list write", [RFS_OP_AUTH] = "auth",
+        [RFS_OP_COLL] = "collective",
     };
     op &= ~RFS_REPLY;
     return op > 0 && op < RFS_OP_END ? names[op] : "unknown";

@@ -54,6 +54,9 @@ enum rfs_op {
     RFS_OP_LWRITE,          /* the pairs, then their data in pair order */
     RFS_OP_AUTH,            /* shared-key challenge-response (rfs_auth.h): `flags`
                                is the step, `aux` the length of the key's name */
+    RFS_OP_COLL,            /* the handle's next V* or L* request is part of collective
+                               call `offset` of group `length`: `aux` participants, this
+                               one is `flags`; mode RFS_COLL_KEEP: keep a read's buffers */
     RFS_OP_END
 };
 
@@ -65,6 +68,10 @@ enum rfs_op {
 #define RFS_O_CREAT    0x10u
 #define RFS_O_EXCL     0x20u
 #define RFS_O_KNOWN    (RFS_O_ACCMODE | RFS_O_CREAT | RFS_O_EXCL)
+
+/* COLL mode bits */
+#define RFS_COLL_KEEP    1u
+#define RFS_COLL_MAX_PARTS 65536u
 
 /* LOCK: flags is the kind, aux is 1 to wait for a conflicting lock */
 #define RFS_LOCK_READ    1u

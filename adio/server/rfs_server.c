@@ -19,6 +19,7 @@
 #include "dtype/dtype.h"
 #include "proto/rfs_auth.h"
 #include "proto/rfs_proto.h"
+#include "server/rfs_coll.h"
 #include "server/rfs_log.h"
 #include "stripe/stripe.h"
 
@@ -47,6 +48,13 @@ struct rfs_session {
     } layout[RFS_MAX_HANDLES];
     uint8_t *buf;                       /* request or reply data */
     size_t cap;
+    /* A COLL waits for the handle's next V* or L* request; the request
+     * being served took part in a collective call (coll_joined): its reply
+     * goes in the call's schedule. */
+    struct rfs_coll_key coll_key[RFS_MAX_HANDLES];
+    int coll_set[RFS_MAX_HANDLES];
+    int coll_joined;
+    struct rfs_coll_key coll_now;
 };
 
 /* What a handler hands back: a status, the reply's fixed part and data. */
@@ -188,6 +196,57 @@ static int64_t move_run(int fd, int is_write, uint8_t *p, int64_t off, int64_t l
     return got;
 }
 
+/*
+ * Where the runs of a V* or L* request go: to the file at once, or, after
+ * a COLL, into the collective call's pieces, moved when all participants
+ * are there (rfs_coll.h). A write drops the hot buffers it overlaps.
+ */
+struct run_mover {
+    struct rfs_session *ss;
+    int fd, is_write;
+    int coll;
+    struct rfs_coll_part part;
+};
+
+static void mover_init(struct run_mover *m, struct rfs_session *ss, int fd, int is_write,
+                       uint32_t handle)
+{
+    *m = (struct run_mover) { .ss = ss, .fd = fd, .is_write = is_write,
+                              .coll = ss->coll_set[handle] };
+    if (m->coll)
+        ss->coll_now = ss->coll_key[handle];
+    ss->coll_set[handle] = 0;
+}
+
+/* The bytes moved (all of them for a collective piece), or -errno. */
+static int64_t mover_run(struct run_mover *m, uint8_t *p, int64_t off, int64_t len)
+{
+    if (m->coll)
+        return rfs_coll_add(&m->part, off, len, p) < 0 ? -ENOMEM : len;
+    if (m->is_write)
+        rfs_coll_invalidate(m->ss->server->coll, m->fd, off, len);
+    return move_run(m->fd, m->is_write, p, off, len);
+}
+
+/* Collective: the call's I/O, and the bytes moved for this request (up to
+ * the first piece cut short by the end of the file). */
+static int mover_finish(struct run_mover *m, uint64_t *done)
+{
+    if (!m->coll)
+        return 0;
+    const struct rfs_server *s = m->ss->server;
+    int rc = rfs_coll_run(s->coll, &m->ss->coll_now, m->fd, m->is_write, &m->part,
+                          s->coll_timeout_ms, &m->ss->coll_joined);
+    *done = 0;
+    for (size_t i = 0; rc == 0 && i < m->part.count; i++) {
+        *done += (uint64_t) m->part.pieces[i].got;
+        if (m->part.pieces[i].got < m->part.pieces[i].len)
+            break;
+    }
+    rfs_coll_part_free(&m->part);
+    return rc;
+}
+
 /* PREAD/PWRITE: one run of the file (a read stops at end of file). */
 static void do_contig_io(struct rfs_session *ss, int fd, int is_write, const struct rfs_req *r,
                          struct rfs_result *res)
@@ -196,6 +255,8 @@ static void do_contig_io(struct rfs_session *ss, int fd, int is_write, const str
         res->status = RFS_E_NOMEM;
         return;
     }
+    if (is_write)
+        rfs_coll_invalidate(ss->server->coll, fd, (int64_t) r->offset, (int64_t) r->length);
     int64_t done = move_run(fd, is_write, ss->buf, (int64_t) r->offset, (int64_t) r->length);
     if (done < 0)
         res->status = status_of_errno((int) -done);
@@ -214,6 +275,8 @@ static int pwrite_direct(struct rfs_session *ss, const struct rfs_req *r, struct
         res->status = RFS_E_BADF;
         fd = -1;
     }
+    if (fd >= 0)
+        rfs_coll_invalidate(ss->server->coll, fd, (int64_t) r->offset, (int64_t) r->length);
     int rc = ss->conn->transport->recv_to_file(ss->conn, fd, r->offset, r->length);
     if (rc < 0)
         return rc;
@@ -359,19 +422,24 @@ static void do_view_io(struct rfs_session *ss, int fd, int is_write, const struc
         res->status = RFS_E_NOMEM;
         return;
     }
+    struct run_mover m;
+    mover_init(&m, ss, fd, is_write, r->handle);
     view_walk_init(&w, ss, r->handle, first, last);
     int rc;
+    int64_t got = 0;
     while ((rc = view_walk_next(&w, &off, &len)) > 0) {
-        int64_t got = move_run(fd, is_write, ss->buf + done, off, len);
-        if (got < 0) {
-            res->status = status_of_errno((int) -got);
-            return;
-        }
+        if ((got = mover_run(&m, ss->buf + done, off, len)) < 0)
+            break;
         done += (uint64_t) got;
         if (got < len)
             break;
     }
-    if (rc < 0)
+    /* A participant that failed still arrives, so the others do not wait. */
+    int coll_rc = mover_finish(&m, &done);
+    rfs_coll_part_free(&m.part);
+    if (got < 0 || coll_rc < 0)
+        res->status = status_of_errno(got < 0 ? (int) -got : -coll_rc);
+    else if (rc < 0)
         res->status = RFS_E_INVAL;
     else if (is_write)
         res->rep.value = done;
@@ -413,9 +481,12 @@ static void do_list_io(struct rfs_session *ss, int fd, int is_write, const struc
         memcpy(pairs, ss->buf, table);
     }
     uint8_t *data = is_write ? ss->buf + table : ss->buf;
+    struct run_mover m;
+    mover_init(&m, ss, fd, is_write, r->handle);
+    int64_t got = 0;
     for (uint32_t i = 0; i < r->aux; i++) {
         rfs_pair_decode(pairs + (size_t) i * RFS_PAIR_SIZE, &off, &len);
-        int64_t got = move_run(fd, is_write, data + done, (int64_t) off, (int64_t) len);
+        got = mover_run(&m, data + done, (int64_t) off, (int64_t) len);
         if (got < 0) {
             res->status = status_of_errno((int) -got);
             break;
@@ -424,6 +495,11 @@ static void do_list_io(struct rfs_session *ss, int fd, int is_write, const struc
         if ((uint64_t) got < len)
             break;
     }
+    /* A participant that failed still arrives, so the others do not wait. */
+    int rc = mover_finish(&m, &done);
+    if (rc < 0 && res->status == RFS_OK)
+        res->status = status_of_errno(-rc);
+    rfs_coll_part_free(&m.part);
     if (!is_write)
         free(pairs);
     if (res->status != RFS_OK)
@@ -459,6 +535,7 @@ static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *
     switch (op) {
     case RFS_OP_CLOSE:
         ss->fd[r->handle] = -1;
+        ss->coll_set[r->handle] = 0;
         dtype_free(ss->view[r->handle]);
         ss->view[r->handle] = NULL;
         ss->layout[r->handle].stripes.factor = 0;
@@ -483,7 +560,8 @@ static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *
     case RFS_OP_FTRUNCATE:
         if (!writable(acc))
             res->status = RFS_E_BADF;
-        else if (ftruncate(fd, (off_t) r->length) < 0)
+        else if (rfs_coll_invalidate(ss->server->coll, fd, 0, INT64_MAX),
+                 ftruncate(fd, (off_t) r->length) < 0)
             res->status = status_of_errno(errno);
         break;
     case RFS_OP_FSYNC:
@@ -512,6 +590,17 @@ static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *
         break;
     case RFS_OP_LAYOUT:
         do_layout(ss, r);
+        break;
+    case RFS_OP_COLL:
+        if (!ss->server->coll) {
+            res->status = RFS_E_INVAL;
+            break;
+        }
+        ss->coll_key[r->handle] = (struct rfs_coll_key) {
+            .group = r->length, .call = r->offset, .parts = r->aux, .rank = r->flags,
+            .keep = (r->mode & RFS_COLL_KEEP) != 0
+        };
+        ss->coll_set[r->handle] = 1;
         break;
     case RFS_OP_LREAD:
     case RFS_OP_LWRITE:
@@ -709,7 +798,16 @@ static int serve_one(struct rfs_session *ss)
         res.data_len = 0;
     if (ss->server->rate)
         rfs_rate_take(ss->server->rate, RFS_HDR_SIZE + h.len + res.data_len);
-    return send_reply(ss, h.op, h.tag, &res);
+    if (!ss->coll_joined)
+        return send_reply(ss, h.op, h.tag, &res);
+    /* A collective call's replies go out in its schedule. */
+    const struct rfs_layout *l = &ss->layout[r.handle];
+    rfs_coll_wait_turn(ss->server->coll, &ss->coll_now, l->stripes.factor ? l->index : 0,
+                       ss->server->coll_timeout_ms);
+    rc = send_reply(ss, h.op, h.tag, &res);
+    rfs_coll_leave(ss->server->coll, &ss->coll_now);
+    ss->coll_joined = 0;
+    return rc;
 }
 
 int rfs_serve_connection(const struct rfs_server *s, struct net_conn *conn, const char *peer)

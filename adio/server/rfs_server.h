@@ -32,6 +32,10 @@ struct rfs_server {
     uint64_t max_data;
     /* With keys, a connection is served once it proved one (rfs_auth.h). */
     const struct rfs_keyring *keys;
+    /* Disk-directed collective calls (rfs_coll.h); NULL: COLL is refused.
+     * A call waits this long for a missing participant. */
+    struct rfs_coll_table *coll;
+    int coll_timeout_ms;
 };
 
 /* 0 or a negative errno (root missing, not a directory, ...). */

@@ -16,6 +16,7 @@ cc="clang-14 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=al
 cc="$cc -D_GNU_SOURCE -Iadio -Itest/fuzz"
 core="adio/proto/rfs_proto.c adio/proto/rfs_auth.c test/fuzz/mem_transport.c"
 server="adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c adio/server/rfs_rate.c
+        adio/server/rfs_coll.c
         adio/dtype/dtype.c adio/dtype/dtype_iter.c adio/dtype/dtype_wire.c"
 $cc -o "$work/fuzz_server" test/fuzz/fuzz_server.c test/unit/unit_util.c $core $server \
     adio/net/net_tcp.c adio/net/net_tls.c -lpthread -lssl -lcrypto || exit 1

@@ -3,6 +3,8 @@
 #endif
 #include "unit_util.h"
 
+#include "server/rfs_coll.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -82,6 +84,9 @@ void test_server_start_secure(struct test_server *ts, const struct rfs_keyring *
     if (rc < 0)
         die("rfs_server_init", -rc);
     ts->srv.keys = keys;
+    ts->srv.coll_timeout_ms = 2000;
+    if (rfs_coll_table_new(&ts->srv.coll, 64u << 20) < 0)
+        die("rfs_coll_table_new", ENOMEM);
     int port;
     rc = net_tcp_listen("127.0.0.1", "0", &ts->lfd, &port);
     if (rc < 0)
@@ -104,6 +109,7 @@ void test_server_stop(struct test_server *ts)
         pthread_join(ts->workers[i], NULL);
         net_close(ts->conns[i]);
     }
+    rfs_coll_table_free(ts->srv.coll);
     rfs_server_fini(&ts->srv);
     remove_tree(ts->root);
 }

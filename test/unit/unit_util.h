@@ -10,7 +10,7 @@
 
 #include "server/rfs_server.h"
 
-#define TEST_MAX_CONNS 16
+#define TEST_MAX_CONNS 64
 
 struct test_server {
     struct rfs_server srv;
