@@ -54,6 +54,7 @@ struct stripe_stats {
     uint64_t data_requests;             /* requests that moved data, all methods */
     uint64_t list_requests, pairs;      /* list I/O requests and the pairs they carried */
     uint64_t view_requests;             /* datatype I/O requests */
+    uint64_t coll_rounds, coll_requests;    /* disk-directed rounds, COLLs sent */
     uint64_t bytes[2];                  /* data bytes read, written */
 };
 
@@ -73,6 +74,9 @@ struct stripe_file {
     char *bounce;               /* a list read's reply before it is scattered */
     struct list_pipe *pipes;    /* list I/O's requests in flight, per object */
     uint32_t pipes_objects, pipes_pairs;
+    struct dtype *contig;       /* the view a collective call sends for a contiguous one */
+    uint8_t *contig_enc;
+    uint64_t contig_len;
 };
 
 struct stripe_open_args {
@@ -122,6 +126,27 @@ struct stripe_view {
 
 int stripe_io(struct stripe_file *f, enum stripe_method method, const struct stripe_view *view,
               uint64_t pos, uint64_t len, char *buf, int is_write, uint64_t *moved);
+
+/*
+ * One round of a disk-directed collective call (seed 003; rfs_coll.h on
+ * the server): this participant's data [pos, pos + len) of the view, at
+ * most STRIPE_CHUNK bytes and possibly none, goes to every server in one
+ * request behind a COLL, so that each server waits for all `parts`
+ * participants and moves the merged, sorted pieces at once. Every
+ * participant calls it the same number of times with the same `call`.
+ * The sends follow the decentralised schedule: object (rank + j) mod n at
+ * step j. *moved as for stripe_io.
+ */
+struct stripe_coll {
+    uint64_t group;             /* the file's collective group, alike on every process */
+    uint64_t call;              /* this round's number in the group */
+    uint32_t parts, rank;
+    int keep;                   /* a read: the servers keep its buffers hot */
+};
+
+int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
+                   uint64_t len, char *buf, int is_write, const struct stripe_coll *c,
+                   uint64_t *moved);
 
 /* For the calls that talk to several objects at once: the failure they
  * return is the first one, a transport failure (negative) before any

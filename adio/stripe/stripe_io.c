@@ -271,6 +271,10 @@ static void pipes_free(struct stripe_file *f)
 void stripe_io_release(struct stripe_file *f)
 {
     pipes_free(f);
+    dtype_free(f->contig);
+    free(f->contig_enc);
+    f->contig = NULL;
+    f->contig_enc = NULL;
     free(f->staging);
     free(f->bounce);
     f->staging = f->bounce = NULL;
@@ -368,12 +372,41 @@ static int dt_copy(void *arg, const struct stripe_piece *p, uint64_t at)
     return 0;
 }
 
-/* One round: every object's share of [pos, pos + len) in one request. */
+/*
+ * Send object o its share of a round: the view (when the server does not
+ * have it yet), a COLL in front for a collective round, the V* request.
+ */
+static int dt_send(struct stripe_file *f, uint32_t o, const struct stripe_view *view,
+                   const struct stripe_coll *coll, const struct rfs_req *req,
+                   const struct iovec *data, int is_write, struct rfs_inflight sent[2])
+{
+    int r = rfs_set_view(&f->obj[o], STRIPE_HANDLE, view->disp, view->enc, view->enc_len);
+    sent[1].tag = 0;
+    if (r == 0 && coll) {
+        struct rfs_req c = { .handle = STRIPE_HANDLE, .flags = coll->rank, .aux = coll->parts,
+                             .offset = coll->call, .length = coll->group,
+                             .mode = coll->keep ? RFS_COLL_KEEP : 0 };
+        r = rfs_send(&f->obj[o], RFS_OP_COLL, &c, NULL, 0, &sent[1]);
+        f->stats.coll_requests++;
+    }
+    if (r == 0)
+        r = rfs_send(&f->obj[o], is_write ? RFS_OP_VWRITE : RFS_OP_VREAD, req, data,
+                     is_write ? 1 : 0, &sent[0]);
+    f->stats.view_requests++;
+    f->stats.data_requests++;
+    return r;
+}
+
+/* One round: every object's share of [pos, pos + len) in one request. A
+ * collective round (coll) sends to every object, also an empty share, so
+ * that each server counts every participant, in the decentralised
+ * schedule: object (rank + j) mod n at step j. */
 static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
-                    uint64_t len, char *buf, int is_write, int *short_read)
+                    uint64_t len, char *buf, int is_write, const struct stripe_coll *coll,
+                    int *short_read)
 {
     struct dt_xfer d = { .buf = buf, .to_objects = is_write };
-    struct rfs_inflight sent[STRIPE_MAX_FACTOR];
+    struct rfs_inflight sent[STRIPE_MAX_FACTOR][2];
     int in_flight[STRIPE_MAX_FACTOR] = { 0 };
     uint32_t n = f->layout.factor;
     int rc = stripe_walk(&f->layout, view, pos, len, dt_count, &d);
@@ -392,17 +425,13 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
         d.part[o] = f->staging + at;
     if (rc == 0 && is_write)
         rc = stripe_walk(&f->layout, view, pos, len, dt_copy, &d);
-    for (uint32_t o = 0; o < n; o++) {
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t o = coll ? (coll->rank + j) % n : j;
         struct rfs_req req = { .handle = STRIPE_HANDLE, .offset = pos, .length = len };
         struct iovec data = { d.part[o], (size_t) d.share[o] };
-        if (rc != 0 || d.share[o] == 0)
+        if (rc != 0 || (d.share[o] == 0 && !coll))
             continue;
-        int r = rfs_set_view(&f->obj[o], STRIPE_HANDLE, view->disp, view->enc, view->enc_len);
-        if (r == 0)
-            r = rfs_send(&f->obj[o], is_write ? RFS_OP_VWRITE : RFS_OP_VREAD, &req, &data,
-                         is_write ? 1 : 0, &sent[o]);
-        f->stats.view_requests++;
-        f->stats.data_requests++;
+        int r = dt_send(f, o, view, coll, &req, &data, is_write, sent[o]);
         in_flight[o] = r == 0;
         stripe_keep_failure(f, &rc, o, r);
     }
@@ -411,7 +440,9 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
         uint64_t got = 0;
         if (!in_flight[o])
             continue;
-        int r = rfs_recv(&f->obj[o], &sent[o], d.part[o], is_write ? 0 : d.share[o], &rep,
+        int r = sent[o][1].tag ? rfs_recv(&f->obj[o], &sent[o][1], NULL, 0, &rep, &got) : 0;
+        if (r == 0)
+            r = rfs_recv(&f->obj[o], &sent[o][0], d.part[o], is_write ? 0 : d.share[o], &rep,
                          &got);
         if (r == 0 && is_write && rep.value != d.share[o])
             r = -EPROTO;
@@ -432,7 +463,7 @@ static int datatype_io(struct stripe_file *f, const struct stripe_view *view, ui
     int rc = 0;
     for (uint64_t done = 0; rc == 0 && done < len;) {
         uint64_t n = len - done < STRIPE_CHUNK ? len - done : STRIPE_CHUNK;
-        rc = dt_round(f, view, pos + done, n, buf + done, is_write, short_read);
+        rc = dt_round(f, view, pos + done, n, buf + done, is_write, NULL, short_read);
         done += n;
     }
     return rc;
@@ -453,6 +484,51 @@ int stripe_io(struct stripe_file *f, enum stripe_method method, const struct str
         rc = datatype_io(f, view, pos, len, buf, is_write, &short_read);
     else
         rc = list_io(f, method == STRIPE_NAIVE, view, pos, len, buf, is_write, &short_read);
+    if (rc == 0 && short_read)
+        rc = bytes_before_eof(f, view, pos, len, moved);
+    else if (rc == 0)
+        *moved = len;
+    f->stats.bytes[is_write ? 1 : 0] += *moved;
+    return rc;
+}
+
+/* A contiguous view for the servers: a collective round always sends one,
+ * since list requests cannot be empty. */
+static int contig_view(struct stripe_file *f, uint64_t disp, struct stripe_view *out)
+{
+    if (!f->contig) {
+        struct dtype *t = dtype_bytes(1 << 20);
+        size_t n = t ? dtype_serialize(t, NULL) : 0;
+        uint8_t *enc = n ? malloc(n) : NULL;
+        if (!enc) {
+            dtype_free(t);
+            return -ENOMEM;
+        }
+        dtype_serialize(t, enc);
+        f->contig = t;
+        f->contig_enc = enc;
+        f->contig_len = n;
+    }
+    *out = (struct stripe_view) { .type = f->contig, .disp = disp, .enc = f->contig_enc,
+                                  .enc_len = f->contig_len };
+    return 0;
+}
+
+int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
+                   uint64_t len, char *buf, int is_write, const struct stripe_coll *c,
+                   uint64_t *moved)
+{
+    struct stripe_view contig;
+    int short_read = 0, rc = 0;
+    *moved = 0;
+    f->failed = -1;
+    if (len > STRIPE_CHUNK)
+        return -EINVAL;
+    if (!view->type && (rc = contig_view(f, view->disp, &contig)) == 0)
+        view = &contig;
+    f->stats.coll_rounds++;
+    if (rc == 0)
+        rc = dt_round(f, view, pos, len, buf, is_write, c, &short_read);
     if (rc == 0 && short_read)
         rc = bytes_before_eof(f, view, pos, len, moved);
     else if (rc == 0)

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "stripe/stripe_file.h"
+#include "server/rfs_coll.h"
 #include "unit_util.h"
 
 #define NSERVERS 3
@@ -372,6 +373,121 @@ static void test_concurrent_create(void **state)
     assert_int_equal(stripe_close(&f), 0);
 }
 
+/* Disk-directed collective rounds: 4 participants, each with its own
+ * open of one file, a view of blocks interleaved with the others' (rank r:
+ * 300 bytes every 1200 from 300 r), two rounds where rank 0 alone has data
+ * in the second: the file holds every byte, each server merged its pieces
+ * into one access per round with data, and a repeated collective read
+ * with `keep` comes from the hot buffers. */
+#define COLL_PARTS 4
+
+struct participant {
+    pthread_t thread;
+    int rank, is_write, keep;
+    int round;                  /* -1: both */
+    uint64_t call;
+    uint8_t data[2][30000];
+    int rc;
+};
+
+static uint64_t coll_group;
+
+static void *coll_participant(void *arg)
+{
+    struct participant *p = arg;
+    struct stripe_file f;
+    struct stripe_open_args a = { .flags = RFS_O_RDWR | RFS_O_CREAT, .mode = 0644,
+                                  .unit = 4096, .connect.net.timeout_ms = 10000 };
+    struct dtype *t = dtype_resize(dtype_bytes(300), 0, 1200);
+    size_t enc_len = dtype_serialize(t, NULL);
+    uint8_t *enc = malloc(enc_len);
+    dtype_serialize(t, enc);
+    struct stripe_view v = { .type = t, .disp = (uint64_t) p->rank * 300, .enc = enc,
+                             .enc_len = enc_len };
+    p->rc = stripe_open(&f, &sv, "/coll", &a);
+    for (int r = 0; p->rc == 0 && r < 2; r++) {
+        if (p->round >= 0 && r != p->round)
+            continue;
+        struct stripe_coll c = { .group = coll_group, .call = p->call + (uint64_t) r,
+                                 .parts = COLL_PARTS, .rank = (uint32_t) p->rank,
+                                 .keep = p->keep };
+        uint64_t len = r == 1 && p->rank != 0 ? 0 : sizeof p->data[r], moved;
+        p->rc = stripe_coll_io(&f, &v, (uint64_t) r * sizeof p->data[0], len,
+                               (char *) p->data[r], p->is_write, &c, &moved);
+        if (p->rc == 0 && moved != len)
+            p->rc = -EIO;
+    }
+    if (p->rc == 0)
+        p->rc = stripe_close(&f);
+    dtype_free(t);
+    free(enc);
+    return NULL;
+}
+
+static void coll_run(struct participant *p, uint64_t call, int is_write, int keep, int round)
+{
+    for (int i = 0; i < COLL_PARTS; i++) {
+        p[i].rank = i;
+        p[i].round = round;
+        p[i].call = call;
+        p[i].is_write = is_write;
+        p[i].keep = keep;
+        assert_int_equal(pthread_create(&p[i].thread, NULL, coll_participant, &p[i]), 0);
+    }
+    for (int i = 0; i < COLL_PARTS; i++) {
+        pthread_join(p[i].thread, NULL);
+        assert_int_equal(p[i].rc, 0);
+    }
+}
+
+static void coll_stats(struct rfs_coll_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < NSERVERS; i++) {
+        struct rfs_coll_stats one;
+        rfs_coll_table_stats(ts[i].srv.coll, &one);
+        s->calls += one.calls;
+        s->accesses += one.accesses;
+        s->cache_hits += one.cache_hits;
+    }
+}
+
+static void test_collective_rounds(void **state)
+{
+    (void) state;
+    static struct participant w[COLL_PARTS], r[COLL_PARTS];
+    struct rfs_coll_stats s0, s1, s2;
+    if (getenv("UNIT_UNDER_VALGRIND"))
+        skip();                 /* the creation lock: see test_concurrent_create */
+    coll_group = 0x1234;
+    for (int i = 0; i < COLL_PARTS; i++)
+        for (int k = 0; k < 2; k++)
+            fill_random(w[i].data[k], sizeof w[i].data[k], (unsigned) (10 * i + k));
+    coll_stats(&s0);
+    /* round 0: 120000 bytes, 400 runs of 300 bytes from 4 participants:
+     * once sorted, one access per server */
+    coll_run(w, 10, 1, 0, 0);
+    coll_stats(&s1);
+    assert_int_equal(s1.calls - s0.calls, NSERVERS);
+    assert_int_equal(s1.accesses - s0.accesses, NSERVERS);
+    /* round 1: rank 0 alone has data, the others still take part */
+    coll_run(w, 11, 1, 0, 1);
+    coll_stats(&s0);
+    assert_int_equal(s0.calls - s1.calls, NSERVERS);
+    assert_true(s0.accesses - s1.accesses >= 100);
+    s1 = s0;
+
+    coll_run(r, 20, 0, 1, -1);
+    for (int i = 0; i < COLL_PARTS; i++)
+        assert_memory_equal(r[i].data[0], w[i].data[0], sizeof w[i].data[0]);
+    assert_memory_equal(r[0].data[1], w[0].data[1], sizeof w[0].data[1]);
+    coll_run(r, 30, 0, 1, -1);
+    coll_stats(&s2);
+    assert_int_equal(s2.cache_hits - s1.cache_hits, 2 * NSERVERS);     /* both rounds */
+    for (int i = 0; i < COLL_PARTS; i++)
+        assert_memory_equal(r[i].data[0], w[i].data[0], sizeof w[i].data[0]);
+}
+
 /* One server goes away: calls that need it fail, none hangs. */
 static void test_server_lost(void **state)
 {
@@ -403,6 +519,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_methods_through_a_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_objects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_create, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_collective_rounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_server_lost, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
