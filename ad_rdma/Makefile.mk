@@ -15,6 +15,7 @@ romio_other_sources +=              \
     adio/ad_rdma/ad_rdma_read.c     \
     adio/ad_rdma/ad_rdma_write.c    \
     adio/ad_rdma/ad_rdma_strided.c  \
+    adio/ad_rdma/ad_rdma_coll.c     \
     adio/ad_rdma/ad_rdma_fcntl.c    \
     adio/ad_rdma/ad_rdma_resize.c   \
     adio/ad_rdma/ad_rdma_flush.c    \

@@ -1,9 +1,11 @@
 /*
  * The rdma: driver's ADIO function table. Contiguous and noncontiguous
  * independent I/O, size, resize, sync, delete and locks are ours;
- * collective I/O is ROMIO's two-phase with file domains aligned to the
- * stripe unit (Open sets striping_unit), which comes back through our
- * calls; nonblocking calls complete at once through ROMIO's generic code.
+ * blocking collective I/O is disk-directed (each process's request
+ * straight to the servers, which merge them: ad_rdma_coll.c) or ROMIO's
+ * two-phase with file domains aligned to the stripe unit (Open sets
+ * striping_unit), by rdma_coll; nonblocking collectives are ROMIO's
+ * two-phase; nonblocking calls complete at once through ROMIO's generic code.
  * ROMIO's generic feature set holds: object 0's server keeps the locks
  * (atomic mode, data-sieving writes, shared file pointer), and one
  * process truncates every object, so resize needs no deferred open.
@@ -15,8 +17,8 @@ struct ADIOI_Fns_struct ADIO_RDMA_operations = {
     ADIOI_GEN_OpenColl,             /* OpenColl */
     ADIOI_RDMA_ReadContig,          /* ReadContig */
     ADIOI_RDMA_WriteContig,         /* WriteContig */
-    ADIOI_GEN_ReadStridedColl,      /* ReadStridedColl */
-    ADIOI_GEN_WriteStridedColl,     /* WriteStridedColl */
+    ADIOI_RDMA_ReadStridedColl,     /* ReadStridedColl */
+    ADIOI_RDMA_WriteStridedColl,    /* WriteStridedColl */
     ADIOI_GEN_SeekIndividual,       /* SeekIndividual */
     ADIOI_RDMA_Fcntl,               /* Fcntl */
     ADIOI_RDMA_SetInfo,             /* SetInfo */

@@ -35,7 +35,15 @@ typedef struct ADIOI_RDMA_File {
     uint8_t *view_enc;          /* the view's filetype, encoded when it changes */
     uint64_t view_len;
     int view_stale;
+    int coll;                   /* rdma_coll: ADIOI_RDMA_COLL_* */
+    int coll_keep;              /* rdma_coll_cache=enable: reads stay hot on the servers */
+    uint64_t coll_group;        /* 0 until the first disk-directed call agrees on one */
+    uint64_t coll_next;         /* the next call number: alike on every process */
+    struct stripe_coll coll_now;    /* the call under way, its round counted in call */
+    uint64_t coll_rounds_done;
 } ADIOI_RDMA_File;
+
+enum { ADIOI_RDMA_COLL_TWO_PHASE, ADIOI_RDMA_COLL_DISK_DIRECTED, ADIOI_RDMA_COLL_AUTO };
 
 /* ad_rdma_common.c */
 int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size_t whylen);
@@ -48,6 +56,17 @@ void ADIOI_RDMA_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datat
 void ADIOI_RDMA_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int is_write, int *error_code);
+/* ad_rdma_strided.c: the view's encoding for the servers, and errors */
+int ADIOI_RDMA_Prepare_view(ADIO_File fd, const struct dtype *file);
+int ADIOI_RDMA_View_error(ADIO_File fd, int rc, int is_write);
+
+/* ad_rdma_coll.c: rdma_coll=two_phase (ROMIO's), disk_directed or auto */
+void ADIOI_RDMA_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                                int *error_code);
+void ADIOI_RDMA_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                 ADIO_Status *status, int *error_code);
 
 void ADIOI_RDMA_Open(ADIO_File fd, int *error_code);
 void ADIOI_RDMA_Close(ADIO_File fd, int *error_code);

@@ -10,7 +10,8 @@ static void print_stats(const ADIOI_RDMA_File *f)
     const struct stripe_stats *st = &f->sf.stats;
     fprintf(stderr, "rdma stats: %s: method %s, %u servers, unit %llu: data requests %llu; "
             "calls naive %llu list %llu datatype %llu; list requests %llu (%.1f pairs each); "
-            "datatype requests %llu; bytes read %llu written %llu\n", f->path,
+            "datatype requests %llu; disk-directed rounds %llu; bytes read %llu written "
+            "%llu\n", f->path,
             names[f->method], f->sf.layout.factor, (unsigned long long) f->sf.layout.unit,
             (unsigned long long) st->data_requests,
             (unsigned long long) st->calls[STRIPE_NAIVE],
@@ -18,7 +19,8 @@ static void print_stats(const ADIOI_RDMA_File *f)
             (unsigned long long) st->calls[STRIPE_DATATYPE],
             (unsigned long long) st->list_requests,
             st->list_requests ? (double) st->pairs / (double) st->list_requests : 0.0,
-            (unsigned long long) st->view_requests, (unsigned long long) st->bytes[0],
+            (unsigned long long) st->view_requests, (unsigned long long) st->coll_rounds,
+            (unsigned long long) st->bytes[0],
             (unsigned long long) st->bytes[1]);
     for (uint32_t i = 0; i < f->sf.layout.factor; i++) {
         const struct rfs_client_stats *c = &f->sf.obj[i].stats;

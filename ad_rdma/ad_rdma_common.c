@@ -87,6 +87,12 @@ void ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f)
         f->timeout_s = atoi(value);
     f->stats = getenv(ADIOI_RDMA_STATS_ENV) != NULL ||
                (info_value(fd->info, "rdma_stats", value) && strcmp(value, "enable") == 0);
+    f->coll = ADIOI_RDMA_COLL_AUTO;
+    if (info_value(fd->info, "rdma_coll", value))
+        f->coll = !strcmp(value, "two_phase") ? ADIOI_RDMA_COLL_TWO_PHASE
+                : !strcmp(value, "disk_directed") ? ADIOI_RDMA_COLL_DISK_DIRECTED
+                                                  : ADIOI_RDMA_COLL_AUTO;
+    f->coll_keep = info_value(fd->info, "rdma_coll_cache", value) && !strcmp(value, "enable");
 }
 
 /* MPI_File_get_info then says what the file has, not what was asked. */

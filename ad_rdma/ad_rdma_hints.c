@@ -23,6 +23,8 @@ static void install_defaults(ADIO_File fd)
     snprintf(value, sizeof value, "%d", ADIOI_RDMA_DEFAULT_TIMEOUT);
     ADIOI_Info_set(fd->info, "rdma_timeout", value);
     ADIOI_Info_set(fd->info, "rdma_stats", "disable");
+    ADIOI_Info_set(fd->info, "rdma_coll", "auto");
+    ADIOI_Info_set(fd->info, "rdma_coll_cache", "disable");
 }
 
 /* A string hint taken only when `ok` accepts it. */
@@ -40,6 +42,16 @@ static int known_method(const char *v)
 {
     return !strcmp(v, "naive") || !strcmp(v, "list") || !strcmp(v, "datatype") ||
            !strcmp(v, "sieve");
+}
+
+static int known_coll(const char *v)
+{
+    return !strcmp(v, "two_phase") || !strcmp(v, "disk_directed") || !strcmp(v, "auto");
+}
+
+static int enable_or_disable(const char *v)
+{
+    return !strcmp(v, "enable") || !strcmp(v, "disable");
 }
 
 static int pair_count(const char *v)
@@ -82,6 +94,8 @@ void ADIOI_RDMA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         install_checked(fd, users_info, "rdma_io_method", known_method);
         install_checked(fd, users_info, "rdma_list_pairs", pair_count);
         install_checked(fd, users_info, "rdma_timeout", seconds);
+        install_checked(fd, users_info, "rdma_coll", known_coll);
+        install_checked(fd, users_info, "rdma_coll_cache", enable_or_disable);
     }
     *error_code = rfs_adio_security_hints(fd, users_info, myname);
     if (*error_code != MPI_SUCCESS)

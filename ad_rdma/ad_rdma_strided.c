@@ -8,7 +8,7 @@
 #include "adio_extern.h"
 #include "dtype/dtype_view.h"
 
-static int rdma_prepare(ADIO_File fd, const struct dtype *file)
+int ADIOI_RDMA_Prepare_view(ADIO_File fd, const struct dtype *file)
 {
     ADIOI_RDMA_File *f = fd->fs_ptr;
     if (!file || !f->view_stale)
@@ -33,12 +33,14 @@ static int rdma_move(ADIO_File fd, const struct dtype *file, char *data, int64_t
                      (uint64_t) n, data, is_write, got);
 }
 
-static int rdma_error(ADIO_File fd, int rc, int is_write)
+int ADIOI_RDMA_View_error(ADIO_File fd, int rc, int is_write)
 {
     return ADIOI_RDMA_Error(rc, "ADIOI_RDMA_STRIDED_IO", fd->fs_ptr, is_write ? "write" : "read");
 }
 
-static const struct dtype_view_ops rdma_view_ops = { rdma_prepare, rdma_move, rdma_error };
+static const struct dtype_view_ops rdma_view_ops = {
+    ADIOI_RDMA_Prepare_view, rdma_move, ADIOI_RDMA_View_error
+};
 
 void ADIOI_RDMA_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,

@@ -123,6 +123,13 @@ static void pack_window(const struct memory *m, int64_t at, int64_t n, char *pac
     }
 }
 
+/* The data bytes of one move for a noncontiguous memory type: whole
+ * instances where one fits in DTYPE_VIEW_PIECE. */
+static int64_t most_per_move(const struct dtype *t)
+{
+    return t->size <= DTYPE_VIEW_PIECE ? DTYPE_VIEW_PIECE / t->size * t->size : DTYPE_VIEW_PIECE;
+}
+
 /* Move `total` data bytes between the typed buffer and the view from data
  * position `pos` in pieces of whole instances where one fits in
  * DTYPE_VIEW_PIECE; *moved gets the bytes moved (short only at end of
@@ -132,14 +139,11 @@ static int transfer(ADIO_File fd, const struct dtype_view_ops *ops, const struct
                     int64_t *moved)
 {
     char *piece = NULL;
-    int64_t most = total;
+    int64_t most = m->t ? most_per_move(m->t) : total;
     int rc = 0;
     *moved = 0;
-    if (m->t) {
-        most = m->t->size <= DTYPE_VIEW_PIECE ? DTYPE_VIEW_PIECE / m->t->size * m->t->size
-                                              : DTYPE_VIEW_PIECE;
+    if (m->t)
         piece = ADIOI_Malloc(total < most ? total : most);
-    }
     while (rc == 0 && *moved < total) {
         int64_t n = total - *moved < most ? total - *moved : most;
         uint64_t got = 0;
@@ -157,6 +161,17 @@ static int transfer(ADIO_File fd, const struct dtype_view_ops *ops, const struct
     if (piece)
         ADIOI_Free(piece);
     return rc;
+}
+
+int dtype_view_describable(ADIO_File fd, MPI_Datatype datatype, int64_t *most)
+{
+    struct described mem, file;
+    int ok = describe(datatype, &mem) == 0 && describe(fd->filetype, &file) == 0;
+    *most = ok && mem.t ? most_per_move(mem.t) : INT64_MAX;
+    release(&mem);
+    if (ok)
+        release(&file);
+    return ok;
 }
 
 void dtype_view_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,

@@ -27,6 +27,11 @@ struct dtype_view_ops {
     int (*error)(ADIO_File fd, int rc, int is_write);
 };
 
+/* Whether dtype_view_strided_io moves this datatype through the view of
+ * fd itself (else it hands the call to ROMIO's generic code); *most gets
+ * the data bytes of its moves (INT64_MAX: one move for all). */
+int dtype_view_describable(ADIO_File fd, MPI_Datatype datatype, int64_t *most);
+
 void dtype_view_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int is_write, const struct dtype_view_ops *ops, int *error_code);

@@ -1,0 +1,151 @@
+/*
+ * Blocking collective I/O by rdma_coll (docs/rdma.md):
+ * - two_phase: ROMIO's two-phase, file domains aligned to the stripe unit;
+ * - disk_directed (seed 003): each process sends its own request for the
+ *   whole call straight to every server (datatype I/O behind a COLL), and
+ *   the servers merge and sort what arrives and move it in large
+ *   sequential accesses: the data crosses the network once, and no
+ *   process exchanges data with another;
+ * - auto: disk_directed where it applies.
+ * Disk-directed does not apply in atomic mode (two-phase gives the
+ * locking) or to a type the datatype engine cannot describe; then every
+ * process takes two-phase, as they decide together.
+ *
+ * The servers count participants: a call is `rounds` rounds of at most
+ * STRIPE_CHUNK data bytes each, the same number on every process (the
+ * largest request decides), and a process with less data sends empty
+ * rounds, so every server hears from every process in every round.
+ */
+#include <stdlib.h>
+#include <sys/random.h>
+
+#include "ad_rdma.h"
+#include "adio_extern.h"
+#include "dtype/dtype_view.h"
+
+static int dd_move(ADIO_File fd, const struct dtype *file, char *data, int64_t n, int64_t pos,
+                   int is_write, uint64_t *got)
+{
+    ADIOI_RDMA_File *f = fd->fs_ptr;
+    struct stripe_view view = { .type = file, .disp = (uint64_t) fd->disp,
+                                .enc = f->view_enc, .enc_len = f->view_len };
+    int rc = 0;
+    *got = 0;
+    for (int64_t done = 0; rc == 0 && done < n;) {
+        uint64_t len = (uint64_t) (n - done) < STRIPE_CHUNK ? (uint64_t) (n - done) : STRIPE_CHUNK;
+        uint64_t moved = 0;
+        struct stripe_coll round = f->coll_now;
+        round.call += f->coll_rounds_done++;
+        rc = stripe_coll_io(&f->sf, &view, (uint64_t) (pos + done), len, data + done, is_write,
+                            &round, &moved);
+        *got += moved;
+        done += (int64_t) len;
+        if (moved < len)
+            break;                      /* end of file */
+    }
+    return rc;
+}
+
+static const struct dtype_view_ops dd_ops = {
+    ADIOI_RDMA_Prepare_view, dd_move, ADIOI_RDMA_View_error
+};
+
+/* Rounds this process's request takes, or -1 when disk-directed cannot
+ * move it. */
+static int64_t rounds_needed(ADIO_File fd, int count, MPI_Datatype datatype)
+{
+    MPI_Count size;
+    int64_t most;
+    if (fd->atomicity || !dtype_view_describable(fd, datatype, &most))
+        return -1;
+    MPI_Type_size_x(datatype, &size);
+    int64_t total = (int64_t) size * count;
+    if (most > (int64_t) STRIPE_CHUNK)
+        return (total + (int64_t) STRIPE_CHUNK - 1) / (int64_t) STRIPE_CHUNK;
+    /* moves of `most` bytes, one round each */
+    return (total + most - 1) / most;
+}
+
+/* The processes agree on the rounds of this call; -1: two-phase. */
+static int64_t agree_rounds(ADIO_File fd, int count, MPI_Datatype datatype)
+{
+    ADIOI_RDMA_File *f = fd->fs_ptr;
+    int64_t mine = rounds_needed(fd, count, datatype);
+    int64_t in[2] = { mine, mine < 0 }, all[2];
+    MPI_Allreduce(in, all, 2, MPI_INT64_T, MPI_MAX, fd->comm);
+    if (all[1])
+        return -1;
+    if (!f->coll_group) {
+        /* one group per open file: calls of other opens never mix with ours */
+        uint64_t g = 0;
+        int rank;
+        MPI_Comm_rank(fd->comm, &rank);
+        while (rank == 0 && g == 0)
+            if (getrandom(&g, sizeof g, 0) != sizeof g)
+                g = (uint64_t) rand() << 32 ^ (uint64_t) rand();
+        MPI_Bcast(&g, 1, MPI_UINT64_T, 0, fd->comm);
+        f->coll_group = g;
+    }
+    return all[0];
+}
+
+static int use_disk_directed(ADIO_File fd)
+{
+    ADIOI_RDMA_File *f = fd->fs_ptr;
+    return f->coll != ADIOI_RDMA_COLL_TWO_PHASE;
+}
+
+static void disk_directed(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                          int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                          int is_write, int64_t rounds, int *error_code)
+{
+    ADIOI_RDMA_File *f = fd->fs_ptr;
+    int rank, nprocs;
+    MPI_Comm_rank(fd->comm, &rank);
+    MPI_Comm_size(fd->comm, &nprocs);
+    f->coll_now = (struct stripe_coll) {
+        .group = f->coll_group, .call = f->coll_next, .parts = (uint32_t) nprocs,
+        .rank = (uint32_t) rank, .keep = f->coll_keep && !is_write
+    };
+    f->coll_rounds_done = 0;
+    f->coll_next += (uint64_t) rounds;
+    dtype_view_strided_io(fd, buf, count, datatype, file_ptr_type, offset, status, is_write,
+                          &dd_ops, error_code);
+    /* Rounds this process had no data for (or did not get to after an
+     * error or the end of the file): the servers wait for every process. */
+    struct stripe_view none = { .type = NULL, .disp = (uint64_t) fd->disp };
+    while (f->coll_rounds_done < (uint64_t) rounds) {
+        struct stripe_coll round = f->coll_now;
+        uint64_t moved;
+        round.call += f->coll_rounds_done++;
+        int rc = stripe_coll_io(&f->sf, &none, 0, 0, NULL, is_write, &round, &moved);
+        if (rc != 0 && *error_code == MPI_SUCCESS)
+            *error_code = ADIOI_RDMA_View_error(fd, rc, is_write);
+    }
+}
+
+void ADIOI_RDMA_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                                int *error_code)
+{
+    int64_t rounds = use_disk_directed(fd) ? agree_rounds(fd, count, datatype) : -1;
+    if (rounds < 0)
+        ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                  error_code);
+    else
+        disk_directed(fd, buf, count, datatype, file_ptr_type, offset, status, 0, rounds,
+                      error_code);
+}
+
+void ADIOI_RDMA_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                 ADIO_Status *status, int *error_code)
+{
+    int64_t rounds = use_disk_directed(fd) ? agree_rounds(fd, count, datatype) : -1;
+    if (rounds < 0)
+        ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                   error_code);
+    else
+        disk_directed(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
+                      rounds, error_code);
+}
