@@ -36,7 +36,8 @@ CORE_SRC   := adio/net/net_tcp.c adio/proto/rfs_proto.c adio/proto/rfs_client.c 
               $(STRIPE_SRC)
 SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c \
               adio/server/rfs_rate.c
-UNIT_TESTS := test_proto test_net test_server test_dtype test_abt test_stripe
+REG_SRC    := adio/net/ogr.c adio/net/regcache.c
+UNIT_TESTS := test_proto test_net test_server test_dtype test_abt test_stripe test_ogr
 MPI_TESTS  := test_dtype_mpi
 
 # Objects per flavour (plain, asan, tsan) so sanitizer builds never mix.
@@ -66,7 +67,8 @@ $(FOBJ)/%.o: %.c
 $(FOBJ)/rfsd: $(call objs,ad_rfs/rfsd.c $(SERVER_SRC) $(CORE_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SRC) $(CORE_SRC) $(ABT_SRC))
+$(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SRC) $(CORE_SRC) $(ABT_SRC) \
+                           $(REG_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
 
 # Unit tests that use MPI as their oracle: built with our mpicc.
