@@ -65,10 +65,10 @@ int ogr_calibrate(const struct ogr_reg_ops *ops, int rounds, struct ogr_cost *ou
     /* Touched first, so that the timing is of registration, not of page faults. */
     memset(buf, 0, BIG_PAGES * page);
     double one, big;
-    int rc = time_registration(ops, (uintptr_t) buf, page, rounds < 1 ? 1 : rounds, &one);
+    int n = rounds < 1 ? 1 : rounds;
+    int rc = time_registration(ops, (uintptr_t) buf, page, n, &one);
     if (rc == 0)
-        rc = time_registration(ops, (uintptr_t) buf, BIG_PAGES * page, rounds < 1 ? 1 : rounds,
-                               &big);
+        rc = time_registration(ops, (uintptr_t) buf, BIG_PAGES * page, n, &big);
     munmap(buf, BIG_PAGES * page);
     if (rc != 0)
         return rc;
@@ -215,6 +215,13 @@ static int maps_read(unsigned access, struct live_map *map)
     map->n = 0;
     char line[512];
     while (fgets(line, sizeof line, f)) {
+        /* The range and permissions open the line; a long path's rest is
+         * skipped, never parsed as a line of its own. */
+        if (!strchr(line, '\n')) {
+            int c;
+            while ((c = fgetc(f)) != EOF && c != '\n')
+                ;
+        }
         uintptr_t start, end;
         char perms[5];
         if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %4s", &start, &end, perms) != 3)

@@ -124,6 +124,8 @@ struct ogr_stats {
     int cache_app_buffers;      /* 1: application buffers are cached */
 };
 
+struct regcache_entry;
+
 struct ogr_region {
     uintptr_t addr;
     uint64_t len;
@@ -142,6 +144,8 @@ struct ogr_registration {
     size_t nseg;
 };
 
+/* A context may be used by several threads at once: ogr_register,
+ * ogr_release, ogr_invalidate and ogr_get_stats are thread-safe. */
 struct ogr_ctx;
 
 int ogr_create(const struct ogr_reg_ops *ops, const struct ogr_config *cfg, struct ogr_ctx **out);

@@ -910,6 +910,86 @@ static void test_cache_concurrent(void **state)
     dev_free(sh.dev);
 }
 
+/* Threads register the four processes' subarrays through one cached
+ * context with room for two groups, reading every row through its key. */
+enum { OGR_THREADS = 4, OGR_ROUNDS = 12 };
+
+struct ogr_shared {
+    struct test_dev *dev;
+    struct ogr_ctx *ctx;
+    const int *matrix;
+};
+
+struct ogr_worker {
+    struct ogr_shared *sh;
+    int id;
+};
+
+static int rows_readable(struct test_dev *d, const struct ogr_segment *segs,
+                         const struct ogr_registration *reg, uint8_t *row)
+{
+    for (size_t i = 0; i < 1024; i++) {
+        if (!dev_read_ok(d, ogr_segment_key(reg, i), segs[i].addr, segs[i].len, row) ||
+            memcmp(row, (const void *) segs[i].addr, segs[i].len) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static void *ogr_worker(void *arg)
+{
+    struct ogr_worker *w = arg;
+    struct ogr_segment *segs = calloc(1024, sizeof *segs);
+    uint8_t *row = malloc(4096);
+    int ok = segs && row;
+    for (int r = 0; ok && r < OGR_ROUNDS; r++) {
+        struct ogr_registration reg;
+        subarray_segments(w->sh->matrix, (w->id + r) % 4, segs);
+        ok = ogr_register(w->sh->ctx, segs, 1024, OGR_ACCESS_WRITES, 0, &reg) == 0;
+        if (ok) {
+            ok = reg.nregions == 1 && rows_readable(w->sh->dev, segs, &reg, row);
+            ogr_release(w->sh->ctx, &reg);
+        }
+    }
+    free(segs);
+    free(row);
+    return ok ? NULL : (void *) 1;
+}
+
+static void test_ogr_concurrent(void **state)
+{
+    (void) state;
+    int *matrix = aligned_alloc(4096, 2048 * 2048 * sizeof(int));
+    assert_non_null(matrix);
+    for (int i = 0; i < 2048 * 2048; i++)
+        matrix[i] = i;
+    struct test_dev *d = dev_new();
+    struct ogr_reg_ops ops = dev_ops(d);
+    struct ogr_config cfg = { .mode = OGR_MODE_CACHED, .cost = ogr_paper_cost,
+                              .cache_entries = 2, .cache_bytes = UINT64_MAX };
+    struct ogr_shared sh = { .dev = d, .matrix = matrix };
+    assert_int_equal(ogr_create(&ops, &cfg, &sh.ctx), 0);
+    pthread_t th[OGR_THREADS];
+    struct ogr_worker w[OGR_THREADS];
+    for (int i = 0; i < OGR_THREADS; i++) {
+        w[i] = (struct ogr_worker) { &sh, i };
+        assert_int_equal(pthread_create(&th[i], NULL, ogr_worker, &w[i]), 0);
+    }
+    for (int i = 0; i < OGR_THREADS; i++) {
+        void *rc;
+        pthread_join(th[i], &rc);
+        assert_null(rc);
+    }
+    struct ogr_stats st = stats_of(sh.ctx);
+    assert_int_equal(st.cache_hits + st.cache_misses, OGR_THREADS * OGR_ROUNDS);
+    assert_int_equal(st.registrations, st.cache_misses);
+    assert_true(dev_live(d) <= 2);
+    assert_int_equal(st.registrations - st.deregistrations, dev_live(d));
+    ogr_destroy(sh.ctx);
+    dev_free(d);
+    free(matrix);
+}
+
 int main(void)
 {
     page = (size_t) sysconf(_SC_PAGESIZE);
@@ -936,6 +1016,7 @@ int main(void)
         cmocka_unit_test(test_cache_no_pagemap),
         cmocka_unit_test(test_cached_mode_without_pagemap),
         cmocka_unit_test(test_cache_concurrent),
+        cmocka_unit_test(test_ogr_concurrent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
