@@ -1,6 +1,8 @@
 /* Optimistic Group Registration: the plan, the fallback through
  * /proc/self/maps, the modes and the cost model's calibration. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "net/ogr.h"
 
 #include <errno.h>

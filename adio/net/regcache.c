@@ -1,6 +1,8 @@
 /* The registration cache of regcache.h: an LRU list under one mutex; the
  * device and /proc/self/pagemap are called outside it. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "net/regcache.h"
 
 #include <errno.h>

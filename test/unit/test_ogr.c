@@ -593,6 +593,38 @@ static void test_invalid_and_empty(void **state)
     munmap(p + 2 * page, page);
 }
 
+/* A segment over 4 GiB of real (untouched, unreserved) memory and one just
+ * after it: one registration longer than 2^32 bytes covering both. */
+static void test_register_beyond_4gib(void **state)
+{
+    (void) state;
+    const uint64_t four_gib = UINT64_C(1) << 32;
+    size_t len = (size_t) (four_gib + 16 * page);
+    uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    assert_true(p != MAP_FAILED);
+    struct ogr_segment segs[] = {
+        { (uintptr_t) (p + 3 * page), four_gib + 5 },
+        { (uintptr_t) (p + four_gib + 8 * page + 1), 100 },
+    };
+    struct test_dev *d = dev_new();
+    struct ogr_ctx *ctx = ctx_new(d, OGR_MODE_GROUP);
+    struct ogr_registration reg;
+    assert_int_equal(ogr_register(ctx, segs, 2, OGR_ACCESS_WRITES, 0, &reg), 0);
+    assert_int_equal(reg.nregions, 1);
+    struct dev_mr mr = dev_mr_of(d, ogr_segment_key(&reg, 1)->lkey);
+    assert_true(mr.live);
+    assert_true(mr.addr == (uintptr_t) (p + 3 * page));
+    assert_true(mr.len == four_gib + 6 * page);
+    for (size_t i = 0; i < 2; i++)
+        assert_true(mr.addr <= segs[i].addr && segs[i].addr - mr.addr + segs[i].len <= mr.len);
+    assert_true(stats_of(ctx).bytes_registered == four_gib + 6 * page);
+    ogr_release(ctx, &reg);
+    ogr_destroy(ctx);
+    dev_free(d);
+    munmap(p, len);
+}
+
 /* ---- the cache ---- */
 
 static struct regcache *cache_new(struct test_dev *d, size_t entries, uint64_t bytes,
@@ -1008,6 +1040,7 @@ int main(void)
         cmocka_unit_test(test_guard_page_read_only),
         cmocka_unit_test(test_read_only_dense_no_maps),
         cmocka_unit_test(test_invalid_and_empty),
+        cmocka_unit_test(test_register_beyond_4gib),
         cmocka_unit_test(test_cache_hits),
         cmocka_unit_test(test_cache_lru_entries),
         cmocka_unit_test(test_cache_lru_bytes),
