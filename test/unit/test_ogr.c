@@ -109,7 +109,7 @@ static int dev_reg(void *ctx, uintptr_t addr, uint64_t len, unsigned access, str
         d->mrs[d->n++] = (struct dev_mr) { addr, len, access, 1 };
         d->live++;
         out->lkey = out->rkey = (uint32_t) d->n;
-        out->handle = &d->mrs;
+        out->handle = d;
         rc = 0;
     }
     pthread_mutex_unlock(&d->lock);
@@ -214,7 +214,11 @@ static void check_registration(struct test_dev *d, const struct ogr_segment *seg
         free(copy);
     }
     for (size_t r = 0; r < reg->nregions; r++) {
+        assert_ptr_equal(reg->regions[r].key.handle, d);
+        assert_int_equal(reg->regions[r].key.rkey, reg->regions[r].key.lkey);
         struct dev_mr mr = dev_mr_of(d, reg->regions[r].key.lkey);
+        assert_true(mr.live);
+        assert_true(mr.addr == reg->regions[r].addr && mr.len == reg->regions[r].len);
         assert_true(range_mapped(mr.addr, mr.len));
         assert_true(range_has_perm(mr.addr, mr.len, 0, 'r'));
         if (access & OGR_ACCESS_WRITES)
