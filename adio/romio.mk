@@ -10,6 +10,8 @@ AM_CPPFLAGS += -I$(top_srcdir)/adio/netcore
 
 noinst_HEADERS +=                       \
     adio/netcore/net/net.h              \
+    adio/netcore/net/ogr.h              \
+    adio/netcore/net/regcache.h         \
     adio/netcore/proto/rfs_proto.h      \
     adio/netcore/proto/rfs_client.h     \
     adio/netcore/proto/rfs_adio.h       \
@@ -29,6 +31,8 @@ noinst_HEADERS +=                       \
 romio_other_sources +=                  \
     adio/netcore/net/net_tcp.c          \
     adio/netcore/net/net_tls.c          \
+    adio/netcore/net/ogr.c              \
+    adio/netcore/net/regcache.c         \
     adio/netcore/proto/rfs_proto.c      \
     adio/netcore/proto/rfs_client.c     \
     adio/netcore/proto/rfs_adio.c       \
