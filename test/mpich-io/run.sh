@@ -68,5 +68,31 @@ while read -r name np rest; do
     fi
 done < "$build/io/testlist"
 
+# The collective tests again over rdma: (4 servers), with each rdma_coll:
+# disk-directed for the blocking calls, two-phase for the comparison (the
+# nonblocking collectives are ROMIO's two-phase in both).
+start_rdma_servers 4 "$work" mpich-io-rdma || exit 1
+for coll in disk_directed two_phase; do
+    hints=$work/rdma-$coll.hints
+    printf 'rdma_coll %s\nstriping_unit 4096\n' "$coll" > "$hints"
+    echo "MPICH test/mpi/io collective tests over rdma: (4 servers, rdma_coll=$coll)"
+    while read -r name np rest; do
+        case "$name" in
+            *coll*|*aggregation*|*darray*|i_hindexed|setviewcur|i_setviewcur|rdwrord|i_rdwrord) ;;
+            *) continue ;;
+        esac
+        args=""
+        for kv in $rest; do
+            case $kv in arg=*) args="$args ${kv#arg=}" ;; esac
+        done
+        cp "$build/io/$name" "$cwd/$name"
+        # shellcheck disable=SC2086
+        run_case "mpich-io.rdma-$coll.$name" 300 env -C "$cwd" ROMIO_FSTYPE_FORCE=rdma: \
+            ROMIO_RDMA_SERVERS="$RDMA_SERVERS" ROMIO_HINTS="$hints" "$PREFIX/bin/mpiexec" \
+            $MPIEXEC_FLAGS -n "$np" "./$name" $args
+        for r in $RDMA_ROOTS; do find "$r" -maxdepth 1 -type f -delete; done
+    done < "$build/io/testlist"
+done
+
 stop_all_rfsd
 write_results "$results"
