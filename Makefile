@@ -11,6 +11,7 @@
 #   make bench-noncontig the noncontiguous patterns alone
 #   make bench-abt       the RFS paper's ABT experiment (periodic output, slow link)
 #   make bench-rdma      rdma: over 4 servers: naive, data sieving, list and datatype I/O
+#   make bench-coll      rdma: collective I/O: disk-directed vs two-phase vs independent
 #   make bench-reg       registration costs (seed 000 Table 3) on the first verbs device
 
 MPICH_VERSION := 4.0.2
@@ -50,6 +51,7 @@ objs     = $(patsubst %.c,$(FOBJ)/%.o,$(1))
 
 .PHONY: all deps mpich rfsd unit check \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
+        bench-coll \
         bench-reg \
         clean distclean
 .DEFAULT_GOAL := all
@@ -115,6 +117,9 @@ bench: all
 
 bench-rdma: all
 	@bash test/bench/rdma.sh $(CURDIR)
+
+bench-coll: all
+	@bash test/bench/coll.sh $(CURDIR)
 
 # Registration costs (seed 000, Table 3) through ibv_reg_mr on the first
 # verbs device: only in the soft-RoCE VM (test/rdma-vm/); elsewhere it says
