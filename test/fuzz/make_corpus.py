@@ -7,7 +7,7 @@ import sys
 
 MAGIC, VERSION, REPLY = 0x31534652, 1, 0x8000
 (OPEN, CLOSE, PREAD, PWRITE, FSTAT, FTRUNCATE, FSYNC, UNLINK, PREALLOC, LOCK,
- SETVIEW, VREAD, VWRITE, LAYOUT, LREAD, LWRITE, AUTH) = range(1, 18)
+ SETVIEW, VREAD, VWRITE, LAYOUT, LREAD, LWRITE, AUTH, COLL) = range(1, 19)
 HELLO, PROOF = 1, 2
 VECTOR = 2
 
@@ -53,6 +53,17 @@ def main(out):
         + request(VREAD, 5, 0, offset=0, length=12)
         + request(LWRITE, 6, 0, aux=2, length=10, var=pairs + b"l" * 10)
         + request(LREAD, 7, 0, aux=2, length=10, var=pairs) + request(CLOSE, 8))
+    # a collective call of one participant (it runs at once), a read kept hot,
+    # and a call of two whose other participant never comes
+    open(f"{out}/server/coll", "wb").write(
+        request(OPEN, 1, 0, 0x12, 0o644, len(path), var=path)
+        + request(COLL, 2, 0, flags=0, aux=1, offset=7, length=0xfeed)
+        + request(LWRITE, 3, 0, aux=2, length=10, var=pairs + b"c" * 10)
+        + request(COLL, 4, 0, flags=0, aux=1, mode=1, offset=8, length=0xfeed)
+        + request(LREAD, 5, 0, aux=2, length=10, var=pairs)
+        + request(COLL, 6, 0, flags=1, aux=2, offset=9, length=0xfeed)
+        + request(SETVIEW, 7, 0, offset=0, length=len(view), var=view)
+        + request(VWRITE, 8, 0, offset=0, length=12, var=b"d" * 12) + request(CLOSE, 9))
     # 'K' first: the server requires a key (fuzz_server.c); the fuzzer cannot
     # forge the proof, so this explores the exchange and the refusals
     name = b"fuzz"
