@@ -25,18 +25,19 @@ CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
 CPPFLAGS := -Iadio
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS)
-LDLIBS   := -lpthread
+LDLIBS   := -lpthread -lrdmacm -libverbs
 
 DTYPE_SRC  := adio/dtype/dtype.c adio/dtype/dtype_iter.c adio/dtype/dtype_wire.c
 ABT_SRC    := adio/abt/abt_engine.c adio/abt/abt_pool.c adio/abt/abt_stage.c adio/abt/abt_model.c \
               adio/abt/abt_sink_posix.c adio/abt/abt_sink_rfs.c
 STRIPE_SRC := adio/stripe/stripe.c adio/stripe/stripe_servers.c adio/stripe/stripe_file.c \
               adio/stripe/stripe_io.c
-CORE_SRC   := adio/net/net_tcp.c adio/proto/rfs_proto.c adio/proto/rfs_client.c $(DTYPE_SRC) \
+VERBS_SRC  := adio/net/net_verbs.c adio/net/verbs_proto.c adio/net/verbs_reg.c
+CORE_SRC   := adio/net/net_tcp.c $(VERBS_SRC) adio/proto/rfs_proto.c adio/proto/rfs_client.c $(DTYPE_SRC) \
               $(STRIPE_SRC)
 SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c \
               adio/server/rfs_rate.c
-UNIT_TESTS := test_proto test_net test_server test_dtype test_abt test_stripe
+UNIT_TESTS := test_proto test_net test_verbs_proto test_server test_dtype test_abt test_stripe
 MPI_TESTS  := test_dtype_mpi
 
 # Objects per flavour (plain, asan, tsan) so sanitizer builds never mix.
