@@ -4,6 +4,7 @@
 #   make check           unit tests, integration tests, ROMIO's and MPICH's I/O tests over rfs:
 #   make check-mpich-io  MPICH's test/mpi/io over rfs: alone (ROMIO_FSTYPE_FORCE=rfs:)
 #   make check-sanitize  unit and integration tests under ASan+UBSan, TSan and valgrind
+#   make check-rdma      the verbs transport and rfsd --rdma over soft-RoCE in a qemu guest
 #   make check-fuzz      libFuzzer on the protocol decoders, FUZZ_SECONDS each (default 60)
 #   make demo            4 processes write and read a file through rfs: on loopback
 #   make bench           rfs: throughput against a raw TCP stream, same run; then the
@@ -45,7 +46,7 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/%.o,$(1))
 
-.PHONY: all deps mpich rfsd unit check \
+.PHONY: all deps mpich rfsd unit check check-rdma rdma-deps rdma-vm-progs \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         clean distclean
 .DEFAULT_GOAL := all
@@ -77,6 +78,25 @@ $(FOBJ)/test_dtype_mpi: test/unit/test_dtype_mpi.c adio/dtype/dtype_mpi.c $(DTYP
 
 rfsd: mpich $(FOBJ)/rfsd
 	install -m 755 $(FOBJ)/rfsd $(PREFIX)/bin/rfsd
+
+# Programs that need an RDMA device: run in the soft-RoCE guest of check-rdma.
+RDMA_VM_PROGS := test_verbs rfs_verbs_client verbs_bench
+$(FOBJ)/test_verbs: $(call objs,test/rdma-vm/test_verbs.c $(CORE_SRC))
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
+
+$(FOBJ)/rfs_verbs_client $(FOBJ)/verbs_bench: $(FOBJ)/%: $(call objs,test/rdma-vm/%.c $(CORE_SRC))
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+
+rdma-vm-progs: $(addprefix $(FOBJ)/,$(RDMA_VM_PROGS) rfsd)
+
+# The verbs transport and rfsd --rdma over soft-RoCE in a qemu guest
+# (Debian's kernel, the host's root over 9p): docs/testing.md, "check-rdma".
+check-rdma: rdma-deps
+	@$(MAKE) -s rdma-vm-progs
+	@bash test/rdma-vm/run.sh $(CURDIR)
+
+rdma-deps:
+	@bash scripts/install-deps.sh rdma
 
 unit: $(addprefix $(FOBJ)/,$(UNIT_TESTS) $(MPI_TESTS))
 

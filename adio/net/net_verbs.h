@@ -43,6 +43,8 @@ struct net_verbs_listener;
 
 int net_verbs_listen(const char *addr, int port, struct net_verbs_listener **out);
 int net_verbs_listener_fd(const struct net_verbs_listener *l);
+/* The port bound (port 0 to net_verbs_listen picks a free one). */
+int net_verbs_listener_port(const struct net_verbs_listener *l);
 /*
  * Handle the listener's next event. A connection request is accepted
  * (admit != 0) and *out set once established, or rejected (admit == 0,
