@@ -1054,6 +1054,11 @@ int net_verbs_listener_fd(const struct net_verbs_listener *l)
     return l->ech->fd;
 }
 
+int net_verbs_listener_port(const struct net_verbs_listener *l)
+{
+    return ntohs(rdma_get_src_port(l->id));
+}
+
 static void peer_name(struct rdma_cm_id *id, char *out, size_t len)
 {
     const struct sockaddr *sa = rdma_get_peer_addr(id);

@@ -124,7 +124,7 @@ static struct iovec *cut(uint8_t *buf, size_t total, int segs, unsigned seed)
     for (int i = 0; i < segs; i++) {
         size_t left = total - off;
         size_t len = i == segs - 1 ? left : (left / (size_t) (segs - i)) + ((i * seed) % 97);
-        if (i % 11 == 5)
+        if (i % 11 == 5 && i != segs - 1)
             len = 0;
         if (len > left)
             len = left;
