@@ -356,7 +356,7 @@ static void test_pack_path(void **state)
     assert_int_equal(w.rendezvous, 1);
     assert_int_equal(w.registrations, 0);
     assert_int_equal(r.registrations, 0);
-    assert_true(r.bounced_bytes == n);
+    assert_true(r.bounced_bytes + w.eager_bytes == n);     /* leading small segments: eager */
     free(iov);
     free(src);
     free(dst);
