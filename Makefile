@@ -92,7 +92,6 @@ rdma-vm-progs: $(addprefix $(FOBJ)/,$(RDMA_VM_PROGS) rfsd)
 # The verbs transport and rfsd --rdma over soft-RoCE in a qemu guest
 # (Debian's kernel, the host's root over 9p): docs/testing.md, "check-rdma".
 check-rdma: rdma-deps
-	@$(MAKE) -s rdma-vm-progs
 	@bash test/rdma-vm/run.sh $(CURDIR)
 
 rdma-deps:

@@ -16,30 +16,55 @@ echo "== device"
 if ibv_devices | grep -q rxe0; then ok "rxe0 on eth0"; else bad "no rxe0"; fi
 ibv_devinfo -d rxe0 -v | grep -E "max_sge|max_qp_rd_atom|active_mtu" | sed 's/^[ \t]*/   /'
 
-echo "== transport tests (test_verbs)"
-VERBS_ADDR=$addr timeout -s KILL 400 "$bin/test_verbs" > /tmp/test_verbs.log 2>&1
-grep -vE '^\[ RUN' /tmp/test_verbs.log
-p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' /tmp/test_verbs.log)
-f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' /tmp/test_verbs.log)
-passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
-[ -n "$p$f" ] || bad "test_verbs did not finish"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+sanitizer_report() {
+    grep -qE "ERROR: (Address|Thread|Undefined)Sanitizer|WARNING: ThreadSanitizer|runtime error:" "$@"
+}
 
-echo "== rfsd --rdma and a plain C client over verbs"
-root=/tmp/export
-mkdir -p $root
-"$bin/rfsd" --root $root --bind $addr --port 0 --port-file /tmp/rfsd.port --rdma \
-    --log-level warn > /tmp/rfsd.log 2>&1 &
-rfsd=$!
-for i in $(seq 100); do [ -s /tmp/rfsd.port ] && break; sleep 0.1; done
-port=$(cat /tmp/rfsd.port 2>/dev/null)
-if [ -n "$port" ] && timeout -s KILL 300 "$bin/rfs_verbs_client" $addr "$port" $root; then
-    ok "rfs client over verbs"
-else
-    bad "rfs client over verbs"
-fi
-kill $rfsd
-wait $rfsd
-cat /tmp/rfsd.log
+# test_verbs of one build flavour (plain, asan, tsan): its cmocka counts
+transport_tests() {
+    flavour=$1
+    echo "== transport tests (test_verbs, $flavour)"
+    log=/tmp/test_verbs.$flavour.log
+    VERBS_ADDR=$addr timeout -s KILL 400 "$rfs_repo/build/obj/$flavour/test_verbs" > $log 2>&1
+    grep -vE '^\[ RUN' $log
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' $log)
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' $log)
+    passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
+    [ -n "$p$f" ] || bad "test_verbs ($flavour) did not finish"
+    if sanitizer_report $log; then bad "sanitizer report in test_verbs ($flavour)"; fi
+}
+
+# rfsd --rdma of one flavour and the client of the same flavour
+rfs_over_verbs() {
+    flavour=$1
+    echo "== rfsd --rdma and a plain C client over verbs ($flavour)"
+    root=/tmp/export.$flavour
+    mkdir -p $root
+    rm -f /tmp/rfsd.port
+    "$rfs_repo/build/obj/$flavour/rfsd" --root $root --bind $addr --port 0 \
+        --port-file /tmp/rfsd.port --rdma --log-level warn > /tmp/rfsd.$flavour.log 2>&1 &
+    rfsd=$!
+    for i in $(seq 100); do [ -s /tmp/rfsd.port ] && break; sleep 0.1; done
+    port=$(cat /tmp/rfsd.port 2>/dev/null)
+    if [ -n "$port" ] && timeout -s KILL 300 "$rfs_repo/build/obj/$flavour/rfs_verbs_client" \
+            $addr "$port" $root; then
+        ok "rfs client over verbs ($flavour)"
+    else
+        bad "rfs client over verbs ($flavour)"
+    fi
+    kill $rfsd
+    wait $rfsd
+    cat /tmp/rfsd.$flavour.log
+    if sanitizer_report /tmp/rfsd.$flavour.log; then bad "sanitizer report in rfsd ($flavour)"; fi
+}
+
+transport_tests plain
+rfs_over_verbs plain
+transport_tests asan
+rfs_over_verbs asan
+transport_tests tsan
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 

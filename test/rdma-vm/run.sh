@@ -3,12 +3,21 @@
 # this machine's root shared read-only over 9p, bring up soft-RoCE (rxe) on
 # the guest's virtio NIC, run guest-tests.sh there, collect its results from
 # a writable 9p share and print "N passed, N failed, N skipped".
-#   run.sh REPO [GUEST_SCRIPT]    (the programs are built first: make rdma-vm-progs)
+#   run.sh REPO [GUEST_SCRIPT]
 # RDMA_VM_TIMEOUT (seconds, default 900) bounds the whole guest run.
 set -u
 repo=$(cd "$1" && pwd)
 guest_script=${2:-$repo/test/rdma-vm/guest-tests.sh}
 budget=${RDMA_VM_TIMEOUT:-900}
+
+# The programs the guest runs: plain, and the transport's tests and the
+# server with ASan+UBSan and with TSan (flags as in test/sanitize.sh).
+asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+make -C "$repo" -s -j2 rdma-vm-progs || exit 1
+make -C "$repo" -s -j2 FLAVOUR=asan EXTRA_CFLAGS="$asan" build/obj/asan/test_verbs \
+    build/obj/asan/rfsd build/obj/asan/rfs_verbs_client || exit 1
+make -C "$repo" -s -j2 FLAVOUR=tsan EXTRA_CFLAGS="-fsanitize=thread" build/obj/tsan/test_verbs \
+    || exit 1
 
 kernel=$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -1)
 [ -n "$kernel" ] || { echo "check-rdma: no Debian kernel in /boot (install-deps.sh rdma)"; exit 1; }
