@@ -80,11 +80,11 @@ rfsd: mpich $(FOBJ)/rfsd
 	install -m 755 $(FOBJ)/rfsd $(PREFIX)/bin/rfsd
 
 # Programs that need an RDMA device: run in the soft-RoCE guest of check-rdma.
-RDMA_VM_PROGS := test_verbs rfs_verbs_client verbs_bench
+RDMA_VM_PROGS := test_verbs rfs_verbs_client stripe_verbs_client verbs_bench
 $(FOBJ)/test_verbs: $(call objs,test/rdma-vm/test_verbs.c $(CORE_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
 
-$(FOBJ)/rfs_verbs_client $(FOBJ)/verbs_bench: $(FOBJ)/%: $(call objs,test/rdma-vm/%.c $(CORE_SRC))
+$(FOBJ)/rfs_verbs_client $(FOBJ)/stripe_verbs_client $(FOBJ)/verbs_bench: $(FOBJ)/%: $(call objs,test/rdma-vm/%.c $(CORE_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
 rdma-vm-progs: $(addprefix $(FOBJ)/,$(RDMA_VM_PROGS) rfsd)

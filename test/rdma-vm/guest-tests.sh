@@ -60,8 +60,34 @@ rfs_over_verbs() {
     if sanitizer_report /tmp/rfsd.$flavour.log; then bad "sanitizer report in rfsd ($flavour)"; fi
 }
 
+# adio/stripe (the rdma: driver's data path) over three rfsd --rdma
+striped_over_verbs() {
+    echo "== a file striped over three rfsd --rdma (naive, list, datatype I/O)"
+    list="" pids=""
+    for i in 1 2 3; do
+        mkdir -p /tmp/obj$i
+        rm -f /tmp/obj$i.port
+        "$bin/rfsd" --root /tmp/obj$i --bind $addr --port 0 --port-file /tmp/obj$i.port --rdma \
+            --log-level warn > /tmp/obj$i.log 2>&1 &
+        pids="$pids $!"
+    done
+    for i in 1 2 3; do
+        for k in $(seq 100); do [ -s /tmp/obj$i.port ] && break; sleep 0.1; done
+        list="$list${list:+,}$addr:$(cat /tmp/obj$i.port 2>/dev/null)"
+    done
+    if timeout -s KILL 300 "$bin/stripe_verbs_client" "$list"; then
+        ok "striped file over verbs"
+    else
+        bad "striped file over verbs"
+    fi
+    kill $pids
+    wait $pids
+    cat /tmp/obj1.log /tmp/obj2.log /tmp/obj3.log
+}
+
 transport_tests plain
 rfs_over_verbs plain
+striped_over_verbs
 transport_tests asan
 rfs_over_verbs asan
 transport_tests tsan
