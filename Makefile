@@ -4,6 +4,7 @@
 #   make check           unit tests, integration tests, ROMIO's and MPICH's I/O tests over rfs:
 #   make check-mpich-io  MPICH's test/mpi/io over rfs: alone (ROMIO_FSTYPE_FORCE=rfs:)
 #   make check-sanitize  unit and integration tests under ASan+UBSan, TSan and valgrind
+#   make check-rdma      the verbs transport and rfsd --rdma over soft-RoCE in a qemu guest
 #   make check-fuzz      libFuzzer on the protocol decoders, FUZZ_SECONDS each (default 60)
 #   make demo            4 processes write and read a file through rfs: on loopback
 #   make bench           rfs: throughput against a raw TCP stream, same run; then the
@@ -27,21 +28,21 @@ CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
 CPPFLAGS := -Iadio
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS)
-LDLIBS   := -lpthread -lssl -lcrypto
+LDLIBS   := -lpthread -lssl -lcrypto -lrdmacm -libverbs
 
 DTYPE_SRC  := adio/dtype/dtype.c adio/dtype/dtype_iter.c adio/dtype/dtype_wire.c
 ABT_SRC    := adio/abt/abt_engine.c adio/abt/abt_pool.c adio/abt/abt_stage.c adio/abt/abt_model.c \
               adio/abt/abt_sink_posix.c adio/abt/abt_sink_rfs.c
 STRIPE_SRC := adio/stripe/stripe.c adio/stripe/stripe_servers.c adio/stripe/stripe_file.c \
               adio/stripe/stripe_io.c
-CORE_SRC   := adio/net/net_tcp.c adio/net/net_tls.c adio/proto/rfs_proto.c adio/proto/rfs_client.c \
-              adio/proto/rfs_auth.c $(DTYPE_SRC) \
-              $(STRIPE_SRC)
+VERBS_SRC  := adio/net/net_verbs.c adio/net/verbs_proto.c adio/net/verbs_reg.c
+CORE_SRC   := adio/net/net_tcp.c adio/net/net_tls.c $(VERBS_SRC) adio/proto/rfs_proto.c \
+              adio/proto/rfs_client.c adio/proto/rfs_auth.c $(DTYPE_SRC) $(STRIPE_SRC)
 SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c \
               adio/server/rfs_rate.c adio/server/rfs_coll.c
 REG_SRC    := adio/net/ogr.c adio/net/regcache.c
-UNIT_TESTS := test_proto test_net test_server test_dtype test_abt test_stripe test_security \
-              test_coll test_ogr
+UNIT_TESTS := test_proto test_net test_verbs_proto test_server test_dtype test_abt test_stripe \
+              test_security test_coll test_ogr
 MPI_TESTS  := test_dtype_mpi
 
 # Objects per flavour (plain, asan, tsan) so sanitizer builds never mix.
@@ -49,7 +50,7 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/%.o,$(1))
 
-.PHONY: all deps mpich rfsd unit check \
+.PHONY: all deps mpich rfsd unit check check-rdma rdma-deps rdma-vm-progs \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll \
         bench-reg \
@@ -84,6 +85,24 @@ $(FOBJ)/test_dtype_mpi: test/unit/test_dtype_mpi.c adio/dtype/dtype_mpi.c $(DTYP
 
 rfsd: mpich $(FOBJ)/rfsd
 	install -m 755 $(FOBJ)/rfsd $(PREFIX)/bin/rfsd
+
+# Programs that need an RDMA device: run in the soft-RoCE guest of check-rdma.
+RDMA_VM_PROGS := test_verbs rfs_verbs_client stripe_verbs_client verbs_bench
+$(FOBJ)/test_verbs: $(call objs,test/rdma-vm/test_verbs.c $(CORE_SRC))
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
+
+$(FOBJ)/rfs_verbs_client $(FOBJ)/stripe_verbs_client $(FOBJ)/verbs_bench: $(FOBJ)/%: $(call objs,test/rdma-vm/%.c $(CORE_SRC))
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+
+rdma-vm-progs: $(addprefix $(FOBJ)/,$(RDMA_VM_PROGS) rfsd)
+
+# The verbs transport and rfsd --rdma over soft-RoCE in a qemu guest
+# (Debian's kernel, the host's root over 9p): docs/testing.md, "check-rdma".
+check-rdma: rdma-deps
+	@bash test/rdma-vm/run.sh $(CURDIR)
+
+rdma-deps:
+	@bash scripts/install-deps.sh rdma
 
 unit: $(addprefix $(FOBJ)/,$(UNIT_TESTS) $(MPI_TESTS))
 

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "net/net.h"
+#include "net/net_verbs.h"
 #include "proto/rfs_proto.h"
 #include "server/rfs_coll.h"
 #include "server/rfs_log.h"
@@ -46,7 +47,8 @@
 struct worker {
     pthread_t thread;
     struct net_conn *conn;
-    int fd;                     /* the socket under conn, for shutdown at exit */
+    int fd;                     /* the socket under a TCP conn, for shutdown at exit;
+                                 * -1: an RDMA connection */
     char peer[INET6_ADDRSTRLEN + 8];
     int used;                   /* slot taken (thread running or not yet joined) */
     int done;                   /* thread finished, waiting to be joined */
@@ -76,7 +78,7 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE]\n"
+    fprintf(out, "usage: rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE] [--rdma]\n"
                  "            [--max-connections N]  (default 256; one more is refused: busy)\n"
                  "            [--max-data MiB]       (data of one request or reply held in\n"
                  "                                    memory per connection: 1..64, default 64)\n"
@@ -87,7 +89,9 @@ static void usage(FILE *out)
                  "            [--coll-timeout S]     (a collective call waits this long for a\n"
                  "                                    missing participant, default 60)\n"
                  "            [--log-level error|warn|info|debug]\n"
-                 "            [--rate-limit MB/s]   (emulate a slow link: 1 MB = 10^6 bytes)\n");
+                 "            [--rate-limit MB/s]   (emulate a slow link: 1 MB = 10^6 bytes)\n"
+                 "  --rdma: also listen with rdma_cm (verbs transport) on the same address\n"
+                 "          and port number as TCP; ADDR must be an RDMA device's address\n");
 }
 
 static void *worker_main(void *arg)
@@ -95,7 +99,9 @@ static void *worker_main(void *arg)
     struct worker *w = arg;
     rfs_log(RFS_LOG_INFO, "%s: connected", w->peer);
     int rc = 0;
-    if (g.tls) {
+    /* TLS is for the TCP connections (fd >= 0); RDMA connections stay on
+     * their fabric, authenticated by the keys alone. */
+    if (g.tls && w->fd >= 0) {
         rc = net_tls_accept(g.tls, w->conn, TLS_HANDSHAKE_MS, &w->conn);
         if (rc < 0) {
             w->conn = NULL;
@@ -175,7 +181,8 @@ static void refuse(int fd)
     close(fd);
 }
 
-static void start_worker(int fd)
+/* A free worker slot, or NULL when --max-connections are open. */
+static struct worker *take_slot(void)
 {
     struct worker *w = NULL;
     pthread_mutex_lock(&g.lock);
@@ -185,6 +192,24 @@ static void start_worker(int fd)
     if (w)
         w->used = 1;
     pthread_mutex_unlock(&g.lock);
+    return w;
+}
+
+static void start_thread(struct worker *w)
+{
+    int rc = pthread_create(&w->thread, NULL, worker_main, w);
+    if (rc != 0) {
+        rfs_log(RFS_LOG_ERROR, "pthread_create: %s", strerror(rc));
+        net_close(w->conn);
+        pthread_mutex_lock(&g.lock);
+        memset(w, 0, sizeof *w);
+        pthread_mutex_unlock(&g.lock);
+    }
+}
+
+static void start_worker(int fd)
+{
+    struct worker *w = take_slot();
     if (!w) {
         refuse(fd);
         return;
@@ -203,24 +228,50 @@ static void start_worker(int fd)
     }
     w->fd = fd;
     peer_name(fd, w->peer, sizeof w->peer);
-    int rc = pthread_create(&w->thread, NULL, worker_main, w);
-    if (rc != 0) {
-        rfs_log(RFS_LOG_ERROR, "pthread_create: %s", strerror(rc));
-        net_close(w->conn);
-        pthread_mutex_lock(&g.lock);
-        memset(w, 0, sizeof *w);
-        pthread_mutex_unlock(&g.lock);
-    }
+    start_thread(w);
 }
 
-static void accept_loop(int lfd)
+/*
+ * A connection event on the RDMA listener. Over the connection limit the
+ * request is rejected (the client sees ECONNREFUSED). No timeout on the
+ * connection, as for TCP: a dead peer is found by the transport's bounded
+ * retries and the connection manager's disconnect.
+ */
+static void accept_rdma(struct net_verbs_listener *l)
+{
+    struct worker *w = take_slot();
+    struct net_opts opts = { .timeout_ms = 0 };
+    struct net_conn *conn = NULL;
+    char peer[sizeof w->peer] = "";
+    int rc = net_verbs_accept(l, &opts, w != NULL, &conn, peer, sizeof peer);
+    if (rc < 0)
+        rfs_log(RFS_LOG_WARN, "rdma accept: %s", strerror(-rc));
+    if (rc != 1) {
+        if (w) {
+            pthread_mutex_lock(&g.lock);
+            w->used = 0;
+            pthread_mutex_unlock(&g.lock);
+        }
+        if (!w && peer[0])
+            rfs_log(RFS_LOG_WARN, "%s: refused: %d connections open (--max-connections)", peer,
+                    g.nworkers);
+        return;
+    }
+    w->conn = conn;
+    w->fd = -1;
+    snprintf(w->peer, sizeof w->peer, "%s", peer);
+    start_thread(w);
+}
+
+static void accept_loop(int lfd, struct net_verbs_listener *rl)
 {
     while (!atomic_load(&g.stop)) {
-        struct pollfd p[2] = { { .fd = g.wake[0], .events = POLLIN },
-                               { .fd = lfd, .events = POLLIN } };
+        struct pollfd p[3] = { { .fd = g.wake[0], .events = POLLIN },
+                               { .fd = lfd, .events = POLLIN },
+                               { .fd = rl ? net_verbs_listener_fd(rl) : -1, .events = POLLIN } };
         /* The listening socket is watched with every worker busy too: a
          * connection over the limit is refused, not left in the backlog. */
-        int n = poll(p, 2, -1);
+        int n = poll(p, 3, -1);
         if (n < 0 && errno != EINTR) {
             rfs_log(RFS_LOG_ERROR, "poll: %s", strerror(errno));
             break;
@@ -240,6 +291,8 @@ static void accept_loop(int lfd)
             else if (errno != EINTR && errno != ECONNABORTED)
                 rfs_log(RFS_LOG_WARN, "accept: %s", strerror(errno));
         }
+        if (n > 0 && p[2].revents & POLLIN)
+            accept_rdma(rl);
     }
 }
 
@@ -250,7 +303,10 @@ static void stop_workers(void)
     for (int i = 0; i < g.nworkers; i++) {
         struct worker *w = &g.workers[i];
         if (w->used && !w->done) {
-            shutdown(w->fd, SHUT_RDWR);
+            if (w->fd >= 0)
+                shutdown(w->fd, SHUT_RDWR);
+            else
+                net_shutdown(w->conn);
             pthread_kill(w->thread, SIGUSR1);
         }
     }
@@ -328,6 +384,7 @@ int main(int argc, char **argv)
     int max_conns = 256;
     long max_data_mib = RFS_MAX_DATA >> 20;
     double rate_mb = 0;
+    int rdma = 0;
     static const struct option opts[] = {
         { "root", required_argument, NULL, 'r' }, { "bind", required_argument, NULL, 'b' },
         { "port", required_argument, NULL, 'p' }, { "port-file", required_argument, NULL, 'f' },
@@ -339,12 +396,13 @@ int main(int argc, char **argv)
         { "coll-timeout", required_argument, NULL, 'T' },
         { "tls-cert", required_argument, NULL, 'C' }, { "tls-key", required_argument, NULL, 'K' },
         { "log-level", required_argument, NULL, 'l' }, { "help", no_argument, NULL, 'h' },
+        { "rdma", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
     int c, level;
     char *end;
     long coll_cache_mib = 256, coll_timeout_s = 60;
-    while ((c = getopt_long(argc, argv, "r:b:p:f:c:d:l:R:k:C:K:H:T:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:b:p:f:c:d:l:R:k:C:K:H:T:Vh", opts, NULL)) != -1) {
         switch (c) {
         case 'H':
             coll_cache_mib = strtol(optarg, &end, 10);
@@ -397,6 +455,7 @@ int main(int argc, char **argv)
             }
             rfs_log_set_level((enum rfs_log_level) level);
             break;
+        case 'V': rdma = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -433,6 +492,11 @@ int main(int argc, char **argv)
         rfs_log(RFS_LOG_ERROR, "listen on %s:%s: %s", bind_addr, port, strerror(-rc));
         return 1;
     }
+    struct net_verbs_listener *rl = NULL;
+    if (rdma && (rc = net_verbs_listen(bind_addr, bound, &rl)) < 0) {
+        rfs_log(RFS_LOG_ERROR, "rdma listen on %s:%d: %s", bind_addr, bound, strerror(-rc));
+        return 1;
+    }
     g.nworkers = max_conns;
     g.workers = calloc((size_t) max_conns, sizeof *g.workers);
     if (!g.workers) {
@@ -443,14 +507,16 @@ int main(int argc, char **argv)
         rfs_log(RFS_LOG_ERROR, "port file %s: %s", port_file, strerror(-rc));
         return 1;
     }
-    rfs_log(RFS_LOG_INFO, "serving %s on %s port %d (at most %d connections, %ld MiB each)",
-            root, bind_addr, bound, max_conns, max_data_mib);
+    rfs_log(RFS_LOG_INFO, "serving %s on %s port %d%s (at most %d connections, %ld MiB each)",
+            root, bind_addr, bound, rl ? " (tcp and rdma)" : "", max_conns, max_data_mib);
 
-    accept_loop(lfd);
+    accept_loop(lfd, rl);
 
     rfs_log(RFS_LOG_INFO, "shutting down");
     close(lfd);
     stop_workers();
+    if (rl)
+        net_verbs_listener_close(rl);
     free(g.workers);
     net_tls_free(g.tls);
     log_coll_stats();

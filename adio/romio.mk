@@ -11,6 +11,9 @@ AM_CPPFLAGS += -I$(top_srcdir)/adio/netcore
 noinst_HEADERS +=                       \
     adio/netcore/net/net.h              \
     adio/netcore/net/ogr.h              \
+    adio/netcore/net/net_verbs.h        \
+    adio/netcore/net/verbs_proto.h      \
+    adio/netcore/net/verbs_reg.h        \
     adio/netcore/net/regcache.h         \
     adio/netcore/proto/rfs_proto.h      \
     adio/netcore/proto/rfs_client.h     \
@@ -31,6 +34,9 @@ noinst_HEADERS +=                       \
 romio_other_sources +=                  \
     adio/netcore/net/net_tcp.c          \
     adio/netcore/net/net_tls.c          \
+    adio/netcore/net/net_verbs.c        \
+    adio/netcore/net/verbs_proto.c      \
+    adio/netcore/net/verbs_reg.c        \
     adio/netcore/net/ogr.c              \
     adio/netcore/net/regcache.c         \
     adio/netcore/proto/rfs_proto.c      \

@@ -5,9 +5,15 @@
 set -euo pipefail
 
 PACKAGES="build-essential autoconf automake libtool m4 pkg-config dpkg-dev
-python3 libcmocka-dev libhwloc-dev valgrind patchelf libssl-dev openssl"
+python3 libcmocka-dev libhwloc-dev valgrind patchelf libssl-dev openssl libibverbs-dev
+librdmacm-dev"
 # `install-deps.sh fuzz`: also what make check-fuzz needs (libFuzzer)
 [ "${1:-}" = fuzz ] && PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
+# `install-deps.sh rdma`: the verbs transport and make check-rdma (soft-RoCE in
+# a qemu guest that boots Debian's kernel over a 9p view of this root)
+[ "${1:-}" = rdma ] && PACKAGES="$PACKAGES qemu-system-x86 linux-image-amd64 rdma-core
+ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2
+busybox-static kmod"
 
 missing=""
 for p in $PACKAGES; do

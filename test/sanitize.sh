@@ -17,8 +17,8 @@ make -s FLAVOUR=plain unit || exit 1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
-tests="test_proto test_net test_server test_dtype test_abt test_stripe test_security test_coll
-       test_ogr"
+tests="test_proto test_net test_verbs_proto test_server test_dtype test_abt test_stripe
+       test_security test_coll test_ogr"
 echo "== ASan+UBSan"
 bash test/run-unit.sh build/obj/asan "$work/asan.res" $tests test_dtype_mpi
 echo "== TSan (the threaded tests)"

@@ -42,6 +42,11 @@ struct net_transport {
      * them into its proofs so that a proof is bound to this connection.
      */
     int (*binding)(struct net_conn *conn, uint8_t *out, size_t len);
+    /* Read exactly the bytes of the vector: a reply scattered straight into
+     * the caller's segments (over verbs by RDMA READ where it pays). */
+    int (*readv)(struct net_conn *conn, const struct iovec *iov, int iovcnt);
+    /* From another thread: make calls blocked on conn fail soon (server exit). */
+    void (*shutdown)(struct net_conn *conn);
 };
 
 /* Every transport's connection starts with this. */
@@ -73,6 +78,16 @@ static inline int net_writen(struct net_conn *c, const void *buf, size_t len)
 static inline int net_readn(struct net_conn *c, void *buf, size_t len)
 {
     return c->transport->readn(c, buf, len);
+}
+
+static inline int net_readv(struct net_conn *c, const struct iovec *iov, int iovcnt)
+{
+    return c->transport->readv(c, iov, iovcnt);
+}
+
+static inline void net_shutdown(struct net_conn *c)
+{
+    c->transport->shutdown(c);
 }
 
 static inline void net_close(struct net_conn *c)

@@ -179,6 +179,47 @@ static int tcp_readn(struct net_conn *conn, void *buf, size_t len)
     return 0;
 }
 
+static int tcp_readv(struct net_conn *conn, const struct iovec *iov_in, int iovcnt)
+{
+    struct tcp_conn *c = (struct tcp_conn *) conn;
+    struct iovec iov[16];
+    while (iovcnt > 0) {
+        /* A private copy, as in tcp_writev. */
+        int n = iovcnt < 16 ? iovcnt : 16;
+        memcpy(iov, iov_in, (size_t) n * sizeof *iov);
+        struct iovec *cur = iov;
+        int left = n;
+        while (left > 0) {
+            struct msghdr msg = { .msg_iov = cur, .msg_iovlen = (size_t) left };
+            ssize_t got = recvmsg(c->fd, &msg, MSG_WAITALL);
+            if (got < 0) {
+                if (errno == EINTR)
+                    continue;
+                return stream_errno(errno);
+            }
+            if (got == 0 && cur->iov_len > 0)
+                return -ECONNRESET;
+            while (left > 0 && (size_t) got >= cur->iov_len) {
+                got -= (ssize_t) cur->iov_len;
+                cur++;
+                left--;
+            }
+            if (left > 0) {
+                cur->iov_base = (char *) cur->iov_base + got;
+                cur->iov_len -= (size_t) got;
+            }
+        }
+        iov_in += n;
+        iovcnt -= n;
+    }
+    return 0;
+}
+
+static void tcp_shutdown(struct net_conn *conn)
+{
+    shutdown(((struct tcp_conn *) conn)->fd, SHUT_RDWR);
+}
+
 static void tcp_close(struct net_conn *conn)
 {
     struct tcp_conn *c = (struct tcp_conn *) conn;
@@ -251,6 +292,8 @@ const struct net_transport net_tcp_transport = {
     .readn = tcp_readn,
     .close = tcp_close,
     .recv_to_file = tcp_recv_to_file,
+    .readv = tcp_readv,
+    .shutdown = tcp_shutdown,
 };
 
 int net_tcp_listen(const char *addr, const char *port, int *listen_fd, int *bound_port)

@@ -326,6 +326,19 @@ static int tls_readn(struct net_conn *conn, void *buf, size_t len)
     return 0;
 }
 
+static int tls_readv(struct net_conn *conn, const struct iovec *iov, int iovcnt)
+{
+    int rc = 0;
+    for (int i = 0; i < iovcnt && rc == 0; i++)
+        rc = tls_readn(conn, iov[i].iov_base, iov[i].iov_len);
+    return rc;
+}
+
+static void tls_shutdown(struct net_conn *conn)
+{
+    net_shutdown(((struct tls_conn *) conn)->tcp);
+}
+
 static void tls_close(struct net_conn *conn)
 {
     struct tls_conn *c = (struct tls_conn *) conn;
@@ -352,6 +365,8 @@ const struct net_transport net_tls_transport = {
     .connect = tls_connect,
     .writev = tls_writev,
     .readn = tls_readn,
+    .readv = tls_readv,
+    .shutdown = tls_shutdown,
     .close = tls_close,
     .binding = tls_binding,
 };

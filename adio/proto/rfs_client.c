@@ -58,10 +58,26 @@ static int add_frame(struct iovec *iov, int n, struct rfs_frame *f, const void *
     return n;
 }
 
-/* Read one reply; its data (at most max_data bytes) goes to `in`. Returns
- * the reply's status, or a negative errno when the stream is unusable. */
-static int recv_reply(struct rfs_client *c, uint16_t op, uint32_t tag, void *in,
-                      uint64_t max_data, struct rfs_rep *rep, uint64_t *in_len)
+/* The first len bytes of a vector, in a copy (out holds cnt entries). */
+static int vector_prefix(const struct iovec *iov, int cnt, uint64_t len, struct iovec *out)
+{
+    int n = 0;
+    for (int i = 0; i < cnt && len > 0; i++) {
+        out[n] = iov[i];
+        if (out[n].iov_len > len)
+            out[n].iov_len = (size_t) len;
+        len -= out[n].iov_len;
+        n++;
+    }
+    return n;
+}
+
+/* Read one reply; its data (at most max_data bytes) is scattered over
+ * `in` (in order, as far as it goes). Returns the reply's status, or a
+ * negative errno when the stream is unusable. */
+static int recv_reply_iov(struct rfs_client *c, uint16_t op, uint32_t tag,
+                          const struct iovec *in, int incnt, uint64_t max_data,
+                          struct rfs_rep *rep, uint64_t *in_len)
 {
     uint8_t hbuf[RFS_HDR_SIZE], fbuf[RFS_REP_FIXED];
     struct rfs_hdr h;
@@ -84,11 +100,23 @@ static int recv_reply(struct rfs_client *c, uint16_t op, uint32_t tag, void *in,
     rfs_rep_decode(fbuf, rep);
     *in_len = h.len - RFS_REP_FIXED;
     if (*in_len) {
-        rc = net_readn(c->conn, in, (size_t) *in_len);
+        struct iovec few[16], *v = incnt <= 16 ? few : malloc((size_t) incnt * sizeof *v);
+        if (!v)
+            return fail(c, -ENOMEM);
+        rc = net_readv(c->conn, v, vector_prefix(in, incnt, *in_len, v));
+        if (v != few)
+            free(v);
         if (rc < 0)
             return fail(c, rc);
     }
     return h.status;
+}
+
+static int recv_reply(struct rfs_client *c, uint16_t op, uint32_t tag, void *in,
+                      uint64_t max_data, struct rfs_rep *rep, uint64_t *in_len)
+{
+    struct iovec one = { .iov_base = in, .iov_len = (size_t) max_data };
+    return recv_reply_iov(c, op, tag, &one, 1, max_data, rep, in_len);
 }
 
 /* Skip the reply of a request sent without waiting (only CLOSE is). */
@@ -570,5 +598,23 @@ int rfs_recv(struct rfs_client *c, const struct rfs_inflight *p, void *in, uint6
             return view_status;
     }
     int rc = recv_reply(c, p->op, p->tag, in, in_max, rep, in_len);
+    return view_status != RFS_OK && rc >= 0 ? view_status : rc;
+}
+
+int rfs_recvv(struct rfs_client *c, const struct rfs_inflight *p, const struct iovec *in,
+              int incnt, struct rfs_rep *rep, uint64_t *in_len)
+{
+    int view_status = RFS_OK;
+    uint64_t in_max = 0;
+    if (c->broken)
+        return -ENOTCONN;
+    for (int i = 0; i < incnt; i++)
+        in_max += in[i].iov_len;
+    if (p->view_tag) {
+        view_status = recv_view_reply(c, p->view_tag);
+        if (view_status < 0)
+            return view_status;
+    }
+    int rc = recv_reply_iov(c, p->op, p->tag, in, incnt, in_max, rep, in_len);
     return view_status != RFS_OK && rc >= 0 ? view_status : rc;
 }

@@ -138,6 +138,11 @@ int rfs_send(struct rfs_client *c, uint16_t op, const struct rfs_req *req,
 int rfs_recv(struct rfs_client *c, const struct rfs_inflight *p, void *in, uint64_t in_max,
              struct rfs_rep *rep, uint64_t *in_len);
 
+/* As rfs_recv, the reply data scattered over in[0..incnt) in order: over
+ * the verbs transport straight into those segments by RDMA READ. */
+int rfs_recvv(struct rfs_client *c, const struct rfs_inflight *p, const struct iovec *in,
+              int incnt, struct rfs_rep *rep, uint64_t *in_len);
+
 /* Reads and writes go as pieces of this size, this many in flight. */
 #define RFS_CLIENT_PIECE  (1u << 20)
 #define RFS_CLIENT_WINDOW 32

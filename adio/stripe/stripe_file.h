@@ -71,7 +71,6 @@ struct stripe_file {
      * call cost more than the copies into them */
     char *staging;              /* datatype I/O's object shares, one after another */
     uint64_t staging_cap;       /* at most STRIPE_CHUNK */
-    char *bounce;               /* a list read's reply before it is scattered */
     struct list_pipe *pipes;    /* list I/O's requests in flight, per object */
     uint32_t pipes_objects, pipes_pairs;
     struct dtype *contig;       /* the view a collective call sends for a contiguous one */

@@ -125,7 +125,6 @@ struct list_xfer {
     int is_write, naive;
     uint32_t max_pairs;
     char *buf;
-    char *bounce;               /* a multi-piece read's reply, before it is scattered (f's) */
     struct list_pipe *pipe;
     int status;                 /* the first failure */
     int short_read;
@@ -151,9 +150,9 @@ static int complete_oldest(struct list_xfer *x, uint32_t o)
     struct list_req *r = &q->slot[q->head];
     struct rfs_rep rep;
     uint64_t got = 0;
-    char *in = !x->is_write && r->nseg == 1 ? r->seg[0].iov_base : x->bounce;
-    int rc = rfs_recv(&x->f->obj[o], &r->sent, x->is_write ? NULL : in,
-                      x->is_write ? 0 : r->data, &rep, &got);
+    /* A read's reply goes straight into its memory pieces. */
+    int rc = x->is_write ? rfs_recv(&x->f->obj[o], &r->sent, NULL, 0, &rep, &got)
+                         : rfs_recvv(&x->f->obj[o], &r->sent, r->seg, r->nseg, &rep, &got);
     q->head = (q->head + 1) % (STRIPE_WINDOW + 1);
     q->inflight--;
     if (rc == 0 && x->is_write && rep.value != r->data)
@@ -162,8 +161,6 @@ static int complete_oldest(struct list_xfer *x, uint32_t o)
         uint64_t at = 0;
         for (int i = 0; i < r->nseg; i++) {
             size_t n = r->seg[i].iov_len, have = got - at < n ? (size_t) (got - at) : n;
-            if (in == x->bounce)
-                memcpy(r->seg[i].iov_base, in + at, have);
             memset((char *) r->seg[i].iov_base + have, 0, n - have);
             at += have;
         }
@@ -276,8 +273,7 @@ void stripe_io_release(struct stripe_file *f)
     f->contig = NULL;
     f->contig_enc = NULL;
     free(f->staging);
-    free(f->bounce);
-    f->staging = f->bounce = NULL;
+    f->staging = NULL;
     f->staging_cap = 0;
 }
 
@@ -318,9 +314,6 @@ static int list_io(struct stripe_file *f, int naive, const struct stripe_view *v
     uint32_t n = f->layout.factor;
     struct list_xfer x = { .f = f, .is_write = is_write, .naive = naive, .buf = buf,
                            .max_pairs = naive ? 1 : f->max_pairs };
-    if (!is_write && !f->bounce && !(f->bounce = malloc(STRIPE_REQ_DATA)))
-        return -ENOMEM;
-    x.bounce = f->bounce;
     if (pipes_ready(f, x.max_pairs) < 0)
         return -ENOMEM;
     x.pipe = f->pipes;

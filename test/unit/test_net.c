@@ -79,6 +79,39 @@ static void test_writev_readn(void **state)
     pair_close(&p);
 }
 
+/* readv scatters one stream into many segments, empty ones included. */
+static void test_readv_scatter(void **state)
+{
+    (void) state;
+    struct pair p;
+    pair_open(&p, 5000);
+    enum { SEGS = 40 };
+    size_t total = 0, len[SEGS];
+    for (int i = 0; i < SEGS; i++)
+        total += len[i] = i % 5 == 2 ? 0 : (size_t) (i * 977 + 1);
+    uint8_t *src = malloc(total), *dst = calloc(1, total);
+    fill_random(src, total, 9);
+    struct send_job j = { .conn = p.client };
+    j.iov[0] = (struct iovec) { src, total / 2 };
+    j.iov[1] = (struct iovec) { src + total / 2, total - total / 2 };
+    j.iov[2] = (struct iovec) { NULL, 0 };
+    pthread_t t;
+    pthread_create(&t, NULL, sender, &j);
+    struct iovec iov[SEGS];
+    size_t off = 0;
+    for (int i = 0; i < SEGS; i++) {
+        iov[i] = (struct iovec) { dst + off, len[i] };
+        off += len[i];
+    }
+    assert_int_equal(net_readv(p.server, iov, SEGS), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(j.rc, 0);
+    assert_memory_equal(src, dst, total);
+    free(src);
+    free(dst);
+    pair_close(&p);
+}
+
 static void test_end_of_stream(void **state)
 {
     (void) state;
@@ -121,6 +154,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_writev_readn),
+        cmocka_unit_test(test_readv_scatter),
         cmocka_unit_test(test_end_of_stream),
         cmocka_unit_test(test_receive_timeout),
         cmocka_unit_test(test_connect_refused),

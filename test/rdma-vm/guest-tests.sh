@@ -1,0 +1,125 @@
+#!/bin/sh
+# Run inside the check-rdma guest (guest-init.sh): the verbs transport's
+# tests, rfsd --rdma with a plain C client, then ib_write_bw and our
+# transport's throughput, medians of BENCH_RUNS runs. Writes "p f s" to
+# RESULTS/summary.
+#   guest-tests.sh RESULTS      (rfs_repo: the repository, from the kernel command line)
+results=$1
+bin=$rfs_repo/build/obj/plain
+addr=10.0.2.15
+runs=${BENCH_RUNS:-3}
+passed=0 failed=0 skipped=0
+ok()   { passed=$((passed + 1)); echo "PASS: $1"; }
+bad()  { failed=$((failed + 1)); echo "FAIL: $1"; }
+
+echo "== device"
+if ibv_devices | grep -q rxe0; then ok "rxe0 on eth0"; else bad "no rxe0"; fi
+ibv_devinfo -d rxe0 -v | grep -E "max_sge|max_qp_rd_atom|active_mtu" | sed 's/^[ \t]*/   /'
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+sanitizer_report() {
+    grep -qE "ERROR: (Address|Thread|Undefined)Sanitizer|WARNING: ThreadSanitizer|runtime error:" "$@"
+}
+
+# test_verbs of one build flavour (plain, asan, tsan): its cmocka counts
+transport_tests() {
+    flavour=$1
+    echo "== transport tests (test_verbs, $flavour)"
+    log=/tmp/test_verbs.$flavour.log
+    VERBS_ADDR=$addr timeout -s KILL 400 "$rfs_repo/build/obj/$flavour/test_verbs" > $log 2>&1
+    grep -vE '^\[ RUN' $log
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' $log)
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' $log)
+    passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
+    [ -n "$p$f" ] || bad "test_verbs ($flavour) did not finish"
+    if sanitizer_report $log; then bad "sanitizer report in test_verbs ($flavour)"; fi
+}
+
+# rfsd --rdma of one flavour and the client of the same flavour
+rfs_over_verbs() {
+    flavour=$1
+    echo "== rfsd --rdma and a plain C client over verbs ($flavour)"
+    root=/tmp/export.$flavour
+    mkdir -p $root
+    rm -f /tmp/rfsd.port
+    "$rfs_repo/build/obj/$flavour/rfsd" --root $root --bind $addr --port 0 \
+        --port-file /tmp/rfsd.port --rdma --log-level warn > /tmp/rfsd.$flavour.log 2>&1 &
+    rfsd=$!
+    for i in $(seq 100); do [ -s /tmp/rfsd.port ] && break; sleep 0.1; done
+    port=$(cat /tmp/rfsd.port 2>/dev/null)
+    if [ -n "$port" ] && timeout -s KILL 300 "$rfs_repo/build/obj/$flavour/rfs_verbs_client" \
+            $addr "$port" $root; then
+        ok "rfs client over verbs ($flavour)"
+    else
+        bad "rfs client over verbs ($flavour)"
+    fi
+    kill $rfsd
+    wait $rfsd
+    cat /tmp/rfsd.$flavour.log
+    if sanitizer_report /tmp/rfsd.$flavour.log; then bad "sanitizer report in rfsd ($flavour)"; fi
+}
+
+# adio/stripe (the rdma: driver's data path) over three rfsd --rdma
+striped_over_verbs() {
+    echo "== a file striped over three rfsd --rdma (naive, list, datatype I/O)"
+    list="" pids=""
+    for i in 1 2 3; do
+        mkdir -p /tmp/obj$i
+        rm -f /tmp/obj$i.port
+        "$bin/rfsd" --root /tmp/obj$i --bind $addr --port 0 --port-file /tmp/obj$i.port --rdma \
+            --log-level warn > /tmp/obj$i.log 2>&1 &
+        pids="$pids $!"
+    done
+    for i in 1 2 3; do
+        for k in $(seq 100); do [ -s /tmp/obj$i.port ] && break; sleep 0.1; done
+        list="$list${list:+,}$addr:$(cat /tmp/obj$i.port 2>/dev/null)"
+    done
+    if timeout -s KILL 300 "$bin/stripe_verbs_client" "$list"; then
+        ok "striped file over verbs"
+    else
+        bad "striped file over verbs"
+    fi
+    kill $pids
+    wait $pids
+    cat /tmp/obj1.log /tmp/obj2.log /tmp/obj3.log
+}
+
+transport_tests plain
+rfs_over_verbs plain
+striped_over_verbs
+transport_tests asan
+rfs_over_verbs asan
+transport_tests tsan
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+
+echo "== throughput: ib_write_bw (1 MiB messages) vs the verbs transport, medians of $runs"
+: > /tmp/ibw
+for r in $(seq "$runs"); do
+    # a port of its own per run: a server still closing cannot refuse the next
+    p=$((18515 + r))
+    timeout -s KILL 150 ib_write_bw -d rxe0 -x 1 -p $p -s 1048576 -n 200 -F > /tmp/ibw.srv 2>&1 &
+    srv=$!
+    sleep 2
+    timeout -s KILL 120 ib_write_bw -d rxe0 -x 1 -p $p -s 1048576 -n 200 -F $addr > /tmp/ibw.cli 2>&1
+    wait $srv
+    # the line after the header: bytes iterations peak avg(MB/s) msg-rate
+    awk '$1 == 1048576 { print $4 }' /tmp/ibw.cli >> /tmp/ibw
+done
+ibw=$(median < /tmp/ibw)
+echo "ib_write_bw runs (MB/s): $(tr '\n' ' ' < /tmp/ibw) median $ibw"
+for mode in read gather eager; do
+    : > /tmp/ours
+    mib=200
+    [ $mode = eager ] && mib=50
+    for r in $(seq "$runs"); do
+        timeout -s KILL 120 "$bin/verbs_bench" $addr $mode $mib | awk '{ print $2 }' >> /tmp/ours
+    done
+    m=$(median < /tmp/ours)
+    echo "verbs transport $mode runs (MB/s): $(tr '\n' ' ' < /tmp/ours) median $m" \
+         "= $(awk -v a="$m" -v b="$ibw" 'BEGIN { if (b > 0) printf "%.2f", a / b }') of ib_write_bw"
+done
+if [ -n "$ibw" ]; then ok "benchmarks ran"; else bad "ib_write_bw gave no result"; fi
+
+echo "$passed $failed $skipped" > "$results/summary"

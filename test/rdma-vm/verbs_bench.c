@@ -1,0 +1,108 @@
+/*
+ * Throughput of the verbs transport: one connection, a writer thread
+ * sending messages of MSG bytes, the reader taking them. Modes:
+ *   read    each message one segment: the reader RDMA-reads it
+ *   gather  each message 64 segments: the writer RDMA-writes (gathers)
+ *   eager   8 KiB messages: eager sends with credits
+ *   verbs_bench ADDR MODE MIB   prints "MODE: X MB/s" (1 MB = 10^6 bytes)
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "net/net_verbs.h"
+
+struct job {
+    struct net_conn *conn;
+    const char *mode;
+    size_t msg;
+    uint64_t total;
+    int rc;
+};
+
+static void *writer(void *arg)
+{
+    struct job *j = arg;
+    uint8_t *buf = malloc(j->msg);
+    memset(buf, 0xa5, j->msg);
+    int segs = strcmp(j->mode, "gather") == 0 ? 64 : 1;
+    struct iovec iov[64];
+    for (int i = 0; i < segs; i++)
+        iov[i] = (struct iovec) { buf + (j->msg / (size_t) segs) * (size_t) i,
+                                  j->msg / (size_t) segs };
+    for (uint64_t done = 0; done < j->total && j->rc == 0; done += j->msg)
+        j->rc = net_writev(j->conn, iov, segs);
+    free(buf);
+    return NULL;
+}
+
+struct acceptor {
+    struct net_verbs_listener *l;
+    struct net_conn *conn;
+};
+
+/* connect waits until the connection is established: accept on a thread */
+static void *accept_main(void *arg)
+{
+    struct acceptor *a = arg;
+    struct net_opts opts = { .timeout_ms = 60000 };
+    char peer[64];
+    while (!a->conn) {
+        struct pollfd p = { .fd = net_verbs_listener_fd(a->l), .events = POLLIN };
+        if (poll(&p, 1, 10000) <= 0 ||
+            net_verbs_accept(a->l, &opts, 1, &a->conn, peer, sizeof peer) < 0)
+            break;
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: verbs_bench ADDR read|gather|eager MIB\n");
+        return 2;
+    }
+    struct job j = { .mode = argv[2], .total = strtoull(argv[3], NULL, 10) << 20 };
+    j.msg = strcmp(j.mode, "eager") == 0 ? 8000 : 1u << 20;
+    struct net_verbs_listener *l;
+    struct net_opts opts = { .timeout_ms = 60000 };
+    char port[16];
+    if (net_verbs_listen(argv[1], 0, &l) != 0)
+        return 1;
+    snprintf(port, sizeof port, "%d", net_verbs_listener_port(l));
+    struct acceptor a = { .l = l };
+    pthread_t t;
+    pthread_create(&t, NULL, accept_main, &a);
+    int crc = net_connect(&net_verbs_transport, argv[1], port, &opts, &j.conn);
+    pthread_join(t, NULL);
+    struct net_conn *server = a.conn;
+    if (crc != 0 || !server) {
+        fprintf(stderr, "verbs_bench: no connection (%d)\n", crc);
+        return 1;
+    }
+    uint8_t *buf = malloc(j.msg);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pthread_create(&t, NULL, writer, &j);
+    int rc = 0;
+    for (uint64_t done = 0; done < j.total && rc == 0; done += j.msg)
+        rc = net_readn(server, buf, j.msg);
+    pthread_join(t, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (rc || j.rc) {
+        fprintf(stderr, "verbs_bench: transfer failed (%d, %d)\n", rc, j.rc);
+        return 1;
+    }
+    printf("%s: %.1f MB/s\n", j.mode, (double) j.total / secs / 1e6);
+    net_close(j.conn);
+    net_close(server);
+    net_verbs_listener_close(l);
+    free(buf);
+    return 0;
+}
