@@ -35,6 +35,8 @@ typedef struct ADIOI_RDMA_File {
     uint8_t *view_enc;          /* the view's filetype, encoded when it changes */
     uint64_t view_len;
     int view_stale;
+    int transport;              /* rdma_transport asked: ADIOI_RDMA_TRANSPORT_* */
+    int verbs;                  /* the connections are verbs (else TCP or TLS) */
     int coll;                   /* rdma_coll: ADIOI_RDMA_COLL_* */
     int coll_keep;              /* rdma_coll_cache=enable: reads stay hot on the servers */
     uint64_t coll_group;        /* 0 until the first disk-directed call agrees on one */
@@ -44,6 +46,7 @@ typedef struct ADIOI_RDMA_File {
 } ADIOI_RDMA_File;
 
 enum { ADIOI_RDMA_COLL_TWO_PHASE, ADIOI_RDMA_COLL_DISK_DIRECTED, ADIOI_RDMA_COLL_AUTO };
+enum { ADIOI_RDMA_TRANSPORT_TCP, ADIOI_RDMA_TRANSPORT_VERBS, ADIOI_RDMA_TRANSPORT_AUTO };
 
 /* ad_rdma_common.c */
 int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size_t whylen);

@@ -3,6 +3,21 @@
 #include <stdio.h>
 
 #include "ad_rdma.h"
+#include "net/net_verbs.h"
+
+static void print_verbs_stats(const ADIOI_RDMA_File *f, uint32_t i)
+{
+    struct net_verbs_stats v;
+    net_verbs_stats(f->sf.obj[i].conn, &v);
+    fprintf(stderr, "rdma stats: %s: server %u over verbs: %llu eager messages, %llu "
+            "rendezvous, %llu RDMA work requests (%llu with more than one SGE, at most %u), "
+            "%llu bytes RDMA-written, %llu RDMA-read, %llu registrations (%llu bytes)\n",
+            f->path, i, (unsigned long long) v.eager_msgs, (unsigned long long) v.rendezvous,
+            (unsigned long long) v.rdma_wrs, (unsigned long long) v.rdma_multi_sge,
+            v.rdma_max_sge, (unsigned long long) v.rdma_write_bytes,
+            (unsigned long long) v.rdma_read_bytes, (unsigned long long) v.registrations,
+            (unsigned long long) v.registered_bytes);
+}
 
 static void print_stats(const ADIOI_RDMA_File *f)
 {
@@ -28,6 +43,8 @@ static void print_stats(const ADIOI_RDMA_File *f)
                 "%llu received\n", f->path, i, f->servers.at[i].host, f->servers.at[i].port,
                 (unsigned long long) c->requests, (unsigned long long) c->bytes_out,
                 (unsigned long long) c->bytes_in);
+        if (f->verbs)
+            print_verbs_stats(f, i);
     }
 }
 

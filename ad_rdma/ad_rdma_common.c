@@ -87,6 +87,11 @@ void ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f)
         f->timeout_s = atoi(value);
     f->stats = getenv(ADIOI_RDMA_STATS_ENV) != NULL ||
                (info_value(fd->info, "rdma_stats", value) && strcmp(value, "enable") == 0);
+    f->transport = ADIOI_RDMA_TRANSPORT_AUTO;
+    if (info_value(fd->info, "rdma_transport", value))
+        f->transport = !strcmp(value, "tcp") ? ADIOI_RDMA_TRANSPORT_TCP
+                     : !strcmp(value, "verbs") ? ADIOI_RDMA_TRANSPORT_VERBS
+                                               : ADIOI_RDMA_TRANSPORT_AUTO;
     f->coll = ADIOI_RDMA_COLL_AUTO;
     if (info_value(fd->info, "rdma_coll", value))
         f->coll = !strcmp(value, "two_phase") ? ADIOI_RDMA_COLL_TWO_PHASE
@@ -107,6 +112,7 @@ void ADIOI_RDMA_Report_layout(ADIO_File fd, const ADIOI_RDMA_File *f)
     ADIOI_Info_set(fd->info, "striping_factor", value);
     if (stripe_servers_format(&f->servers, value, sizeof value) == 0)
         ADIOI_Info_set(fd->info, "rdma_servers", value);
+    ADIOI_Info_set(fd->info, "rdma_transport", f->verbs ? "verbs" : f->sec.tls ? "tls" : "tcp");
 }
 
 /*

@@ -24,6 +24,7 @@ static void install_defaults(ADIO_File fd)
     ADIOI_Info_set(fd->info, "rdma_timeout", value);
     ADIOI_Info_set(fd->info, "rdma_stats", "disable");
     ADIOI_Info_set(fd->info, "rdma_coll", "auto");
+    ADIOI_Info_set(fd->info, "rdma_transport", "auto");
     ADIOI_Info_set(fd->info, "rdma_coll_cache", "disable");
 }
 
@@ -47,6 +48,11 @@ static int known_method(const char *v)
 static int known_coll(const char *v)
 {
     return !strcmp(v, "two_phase") || !strcmp(v, "disk_directed") || !strcmp(v, "auto");
+}
+
+static int known_transport(const char *v)
+{
+    return !strcmp(v, "tcp") || !strcmp(v, "verbs") || !strcmp(v, "auto");
 }
 
 static int enable_or_disable(const char *v)
@@ -83,8 +89,9 @@ void ADIOI_RDMA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         if (ADIOI_Info_check_and_install_enabled(fd, users_info, "rdma_stats", &stats, myname,
                                                  error_code) < 0)
             return;
-        /* the layout and the servers are fixed once the file is open */
+        /* the layout, the servers and the transport are fixed once the file is open */
         if (!fd->fs_ptr) {
+            install_checked(fd, users_info, "rdma_transport", known_transport);
             if (ADIOI_Info_check_and_install_int(fd, users_info, "striping_factor",
                                                  &fd->hints->striping_factor, myname,
                                                  error_code) < 0)

@@ -8,7 +8,31 @@
 
 #include "ad_rdma.h"
 #include "adio_extern.h"
+#include "net/net_verbs.h"
 #include "proto/rfs_adio.h"
+
+/*
+ * rdma_transport: verbs when asked, or (auto) when this host has an RDMA
+ * device; auto falls back to TCP when the servers cannot be reached over
+ * verbs (servers without --rdma). TLS runs over TCP only, so
+ * rfs_transport=tls keeps the file on TCP.
+ */
+static int open_stripes(ADIOI_RDMA_File *f, struct stripe_open_args *a)
+{
+    int want = f->transport == ADIOI_RDMA_TRANSPORT_VERBS ||
+               (f->transport == ADIOI_RDMA_TRANSPORT_AUTO && net_verbs_available());
+    f->verbs = want && !f->sec.tls;
+    if (f->verbs) {
+        const struct net_transport *tcp = a->connect.transport;
+        a->connect.transport = &net_verbs_transport;
+        int rc = stripe_open(&f->sf, &f->servers, f->path, a);
+        if (rc >= 0 || f->transport == ADIOI_RDMA_TRANSPORT_VERBS)
+            return rc;
+        a->connect.transport = tcp;
+        f->verbs = 0;
+    }
+    return stripe_open(&f->sf, &f->servers, f->path, a);
+}
 
 void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
 {
@@ -40,7 +64,7 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
         .factor = fd->hints->striping_factor > 0 ? (uint32_t) fd->hints->striping_factor : 0,
     };
     rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, &a.connect);
-    int rc = stripe_open(&f->sf, &f->servers, f->path, &a);
+    int rc = open_stripes(f, &a);
     f->sf.max_pairs = max_pairs;
     uint64_t size = 0;
     if (rc == 0 && (fd->access_mode & ADIO_APPEND))

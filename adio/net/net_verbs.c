@@ -1139,3 +1139,12 @@ int net_verbs_accept(struct net_verbs_listener *l, const struct net_opts *opts, 
     *out = &c->base;
     return 1;
 }
+
+int net_verbs_available(void)
+{
+    int n = 0;
+    struct ibv_device **list = ibv_get_device_list(&n);
+    if (list)
+        ibv_free_device_list(list);
+    return n > 0;
+}

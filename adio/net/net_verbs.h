@@ -35,6 +35,9 @@ struct net_verbs_stats {
     uint64_t bounced_bytes;     /* rendezvous bytes unpacked through the staging buffer */
 };
 
+/* Whether this host has an RDMA device (rdma_transport=auto asks). */
+int net_verbs_available(void);
+
 /* Counters of a verbs connection (zeros for any other). */
 void net_verbs_stats(const struct net_conn *c, struct net_verbs_stats *out);
 
