@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "server/rfs_log.h"
+#include "server/rfs_server.h"
 
 /* Largest merged access: a staging buffer of the executing participant. */
 #define COLL_STAGE (8u << 20)
@@ -179,23 +180,6 @@ static int by_offset(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
-static int64_t move_all(int fd, int is_write, uint8_t *p, int64_t off, int64_t len)
-{
-    int64_t got = 0;
-    while (got < len) {
-        ssize_t n = is_write ? pwrite(fd, p + got, (size_t) (len - got), (off_t) (off + got))
-                             : pread(fd, p + got, (size_t) (len - got), (off_t) (off + got));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            break;
-        got += n;
-    }
-    return got;
-}
-
 /* Pieces [first, last) of the sorted call as one extent: how far it goes. */
 static size_t extent_end(struct coll_call *c, size_t first, int64_t *end)
 {
@@ -226,7 +210,7 @@ static int write_extent(struct coll_call *c, int fd, size_t first, size_t last, 
                    (size_t) c->pieces[i]->len);
         src = stage;
     }
-    int64_t got = move_all(fd, 1, src, start, end - start);
+    int64_t got = rfs_move_run(fd, 1, src, start, end - start);
     if (got < 0)
         return (int) got;
     for (size_t i = first; i < last; i++)
@@ -286,7 +270,7 @@ static int fill_extent(struct rfs_coll_table *t, const struct stat *st, int keep
     pthread_mutex_unlock(&t->mu);
     if (h)
         return 0;
-    *got = move_all(fd, 0, stage, start, end - start);
+    *got = rfs_move_run(fd, 0, stage, start, end - start);
     if (*got < 0)
         return (int) *got;
     if (keep && t->cache_cap) {

@@ -177,9 +177,7 @@ static void do_open(struct rfs_session *ss, const struct rfs_req *r, struct rfs_
     rfs_log(RFS_LOG_DEBUG, "%s: open %s as handle %u", ss->peer, path, r->handle);
 }
 
-/* pread or pwrite all of [off, off + len) (a read stops at end of file);
- * returns the bytes moved or -errno. */
-static int64_t move_run(int fd, int is_write, uint8_t *p, int64_t off, int64_t len)
+int64_t rfs_move_run(int fd, int is_write, uint8_t *p, int64_t off, int64_t len)
 {
     int64_t got = 0;
     while (got < len) {
@@ -225,7 +223,7 @@ static int64_t mover_run(struct run_mover *m, uint8_t *p, int64_t off, int64_t l
         return rfs_coll_add(&m->part, off, len, p) < 0 ? -ENOMEM : len;
     if (m->is_write)
         rfs_coll_invalidate(m->ss->server->coll, m->fd, off, len);
-    return move_run(m->fd, m->is_write, p, off, len);
+    return rfs_move_run(m->fd, m->is_write, p, off, len);
 }
 
 /* Collective: the call's I/O, and the bytes moved for this request (up to
@@ -257,7 +255,7 @@ static void do_contig_io(struct rfs_session *ss, int fd, int is_write, const str
     }
     if (is_write)
         rfs_coll_invalidate(ss->server->coll, fd, (int64_t) r->offset, (int64_t) r->length);
-    int64_t done = move_run(fd, is_write, ss->buf, (int64_t) r->offset, (int64_t) r->length);
+    int64_t done = rfs_move_run(fd, is_write, ss->buf, (int64_t) r->offset, (int64_t) r->length);
     if (done < 0)
         res->status = status_of_errno((int) -done);
     else if (is_write)

@@ -53,6 +53,10 @@ int rfs_server_check_keys(const struct rfs_server *s, char *err, size_t errlen);
  */
 int rfs_serve_connection(const struct rfs_server *s, struct net_conn *conn, const char *peer);
 
+/* pread or pwrite all of [off, off + len) of fd (a read stops at end of
+ * file); returns the bytes moved or -errno. */
+int64_t rfs_move_run(int fd, int is_write, uint8_t *p, int64_t off, int64_t len);
+
 /* Path confinement: open or unlink PATH (leading '/' ignored) strictly
  * beneath root_fd; '..' or a symlink leading outside gives -EXDEV. */
 int rfs_path_open(int root_fd, const char *path, int oflags, mode_t mode);
