@@ -611,6 +611,10 @@ static void dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *
         res->status = RFS_E_PROTO;
         break;
     }
+    /* A COLL goes with the next data request only, also one refused before
+     * it reached the collective call. */
+    if (op == RFS_OP_VREAD || op == RFS_OP_VWRITE || op == RFS_OP_LREAD || op == RFS_OP_LWRITE)
+        ss->coll_set[r->handle] = 0;
 }
 
 /* HELLO: remember the client's name and nonce, answer with ours. An
