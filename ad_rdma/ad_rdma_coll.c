@@ -105,7 +105,7 @@ static void disk_directed(ADIO_File fd, void *buf, int count, MPI_Datatype datat
     MPI_Comm_size(fd->comm, &nprocs);
     f->coll_now = (struct stripe_coll) {
         .group = f->coll_group, .call = f->coll_next, .parts = (uint32_t) nprocs,
-        .rank = (uint32_t) rank, .keep = f->coll_keep && !is_write
+        .rank = (uint32_t) rank, .keep = f->coll_keep
     };
     f->coll_rounds_done = 0;
     f->coll_next += (uint64_t) rounds;

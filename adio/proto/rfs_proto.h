@@ -56,7 +56,7 @@ enum rfs_op {
                                is the step, `aux` the length of the key's name */
     RFS_OP_COLL,            /* the handle's next V* or L* request is part of collective
                                call `offset` of group `length`: `aux` participants, this
-                               one is `flags`; mode RFS_COLL_KEEP: keep a read's buffers */
+                               one is `flags`; mode RFS_COLL_KEEP: keep the call's data hot */
     RFS_OP_END
 };
 

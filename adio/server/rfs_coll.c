@@ -187,6 +187,9 @@ static size_t extent_end(struct coll_call *c, size_t first, int64_t *end)
     *end = c->pieces[first]->off + c->pieces[first]->len;
     int64_t start = c->pieces[first]->off;
     int64_t gap = c->is_write ? 0 : COLL_READ_GAP;
+    /* a piece over the staging buffer's size moves alone, from its own memory */
+    if (c->pieces[first]->len > (int64_t) COLL_STAGE)
+        return first + 1;
     while (++i < c->count) {
         const struct rfs_coll_piece *p = c->pieces[i];
         /* writes merge exact neighbours only: an overlap keeps its order */
@@ -197,25 +200,6 @@ static size_t extent_end(struct coll_call *c, size_t first, int64_t *end)
             *end = p->off + p->len;
     }
     return i;
-}
-
-static int write_extent(struct coll_call *c, int fd, size_t first, size_t last, int64_t end,
-                        uint8_t *stage)
-{
-    int64_t start = c->pieces[first]->off;
-    uint8_t *src = c->pieces[first]->data;
-    if (last - first > 1) {
-        for (size_t i = first; i < last; i++)
-            memcpy(stage + (c->pieces[i]->off - start), c->pieces[i]->data,
-                   (size_t) c->pieces[i]->len);
-        src = stage;
-    }
-    int64_t got = rfs_move_run(fd, 1, src, start, end - start);
-    if (got < 0)
-        return (int) got;
-    for (size_t i = first; i < last; i++)
-        c->pieces[i]->got = c->pieces[i]->len;
-    return 0;
 }
 
 /* The hot buffer holding all of [off, end) of the file, or NULL. */
@@ -254,6 +238,32 @@ static void hot_keep(struct rfs_coll_table *t, const struct stat *st, int64_t of
     atomic_fetch_add(&t->cache_entries, 1);
 }
 
+static int write_extent(struct rfs_coll_table *t, struct coll_call *c, int fd, int keep,
+                        const struct stat *st, size_t first, size_t last, int64_t end,
+                        uint8_t *stage)
+{
+    int64_t start = c->pieces[first]->off;
+    uint8_t *src = c->pieces[first]->data;
+    if (last - first > 1) {
+        for (size_t i = first; i < last; i++)
+            memcpy(stage + (c->pieces[i]->off - start), c->pieces[i]->data,
+                   (size_t) c->pieces[i]->len);
+        src = stage;
+    }
+    int64_t got = rfs_move_run(fd, 1, src, start, end - start);
+    if (got < 0)
+        return (int) got;
+    for (size_t i = first; i < last; i++)
+        c->pieces[i]->got = c->pieces[i]->len;
+    /* what was just written stays hot for a collective read of it */
+    if (keep && t->cache_cap) {
+        pthread_mutex_lock(&t->mu);
+        hot_keep(t, st, start, src, end - start);
+        pthread_mutex_unlock(&t->mu);
+    }
+    return 0;
+}
+
 /* A read extent from a hot buffer or the file; got: the bytes it has. */
 static int fill_extent(struct rfs_coll_table *t, const struct stat *st, int keep, int fd,
                        int64_t start, int64_t end, uint8_t *stage, int64_t *got)
@@ -286,6 +296,12 @@ static int read_extent(struct rfs_coll_table *t, struct coll_call *c, int fd, in
                        uint8_t *stage)
 {
     int64_t start = c->pieces[first]->off, got;
+    if (last - first == 1) {
+        /* one piece: straight into its memory */
+        int rc = fill_extent(t, st, keep, fd, start, end, c->pieces[first]->data, &got);
+        c->pieces[first]->got = rc < 0 ? 0 : got;
+        return rc;
+    }
     int rc = fill_extent(t, st, keep, fd, start, end, stage, &got);
     if (rc < 0)
         return rc;
@@ -317,7 +333,7 @@ static int execute(struct rfs_coll_table *t, struct coll_call *c, int fd, int ke
         last = extent_end(c, first, &end);
         if (c->is_write) {
             rfs_coll_invalidate(t, fd, c->pieces[first]->off, end - c->pieces[first]->off);
-            rc = write_extent(c, fd, first, last, end, stage);
+            rc = write_extent(t, c, fd, keep, &st, first, last, end, stage);
         } else {
             rc = read_extent(t, c, fd, keep, &st, first, last, end, stage);
         }

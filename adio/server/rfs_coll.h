@@ -10,8 +10,8 @@
  * request to every server for every call, empty if it has nothing there.
  *
  * Hot collective buffers: with a cache (rfsd --coll-cache), the extents a
- * collective read asked to keep stay in memory, so that a following
- * collective read of the same data is served from it. Every write on the
+ * collective call asked to keep (read, or just written) stay in memory, so
+ * that a following collective read of the same data is served from it. Every write on the
  * server drops what it overlaps (rfs_coll_invalidate), and each block of a
  * striped file has exactly one server, so there is a single copy. No MPI.
  */
@@ -29,7 +29,7 @@ struct rfs_coll_key {
     uint64_t call;              /* the collective call's number in the group */
     uint32_t parts;             /* participants: requests to wait for */
     uint32_t rank;              /* this participant */
-    int keep;                   /* a read: keep its buffers hot */
+    int keep;                   /* keep the call's extents hot */
 };
 
 /* One participant's pieces, in its own order (its data's order). */

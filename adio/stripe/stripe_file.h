@@ -140,7 +140,7 @@ struct stripe_coll {
     uint64_t group;             /* the file's collective group, alike on every process */
     uint64_t call;              /* this round's number in the group */
     uint32_t parts, rank;
-    int keep;                   /* a read: the servers keep its buffers hot */
+    int keep;                   /* the servers keep the round's data hot */
 };
 
 int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,

@@ -185,11 +185,79 @@ static void test_missing_participant_times_out(void **state)
     assert_int_equal(after.timeouts - before.timeouts, 1);
 }
 
+/* Pieces over the server's 8 MiB staging buffer: every participant reads
+ * the same 9 MiB (overlapping pieces, the first one alone too big). */
+#define BIG (9u << 20)
+
+struct big_part {
+    int rank;
+    uint8_t *data;
+    int status;
+};
+
+static void *big_reader(void *arg)
+{
+    struct big_part *p = arg;
+    struct rfs_client c;
+    struct rfs_stat st;
+    uint8_t pair[RFS_PAIR_SIZE];
+    rfs_pair_encode(0, BIG, pair);
+    struct rfs_req coll = { .flags = (uint32_t) p->rank, .aux = PARTS, .offset = 1,
+                            .length = 0xb16 };
+    struct rfs_req io = { .aux = 1, .length = BIG };
+    struct iovec out = { pair, sizeof pair };
+    struct rfs_inflight a, b;
+    struct rfs_rep rep;
+    uint64_t got = 0;
+    p->status = rfs_client_connect(&c, &net_tcp_transport, "127.0.0.1", ts.port, 10000);
+    if (p->status == 0)
+        p->status = rfs_open(&c, 0, "/big", RFS_O_RDONLY, 0, &st);
+    if (p->status == 0)
+        p->status = rfs_send(&c, RFS_OP_COLL, &coll, NULL, 0, &a);
+    if (p->status == 0)
+        p->status = rfs_send(&c, RFS_OP_LREAD, &io, &out, 1, &b);
+    if (p->status == 0)
+        p->status = rfs_recv(&c, &a, NULL, 0, &rep, &got);
+    if (p->status == 0)
+        p->status = rfs_recv(&c, &b, p->data, BIG, &rep, &got);
+    if (p->status == 0 && got != BIG)
+        p->status = -EIO;
+    rfs_client_close(&c);
+    return NULL;
+}
+
+static void test_pieces_over_the_staging_buffer(void **state)
+{
+    (void) state;
+    struct rfs_client c;
+    struct rfs_stat st;
+    uint8_t *src = malloc(BIG);
+    fill_random(src, BIG, 77);
+    assert_int_equal(rfs_client_connect(&c, &net_tcp_transport, "127.0.0.1", ts.port, 10000), 0);
+    assert_int_equal(rfs_open(&c, 0, "/big", RFS_O_RDWR | RFS_O_CREAT, 0600, &st), 0);
+    assert_int_equal(rfs_pwrite(&c, 0, src, BIG, 0), 0);
+    rfs_client_close(&c);
+    struct big_part p[PARTS];
+    pthread_t t[PARTS];
+    for (int i = 0; i < PARTS; i++) {
+        p[i] = (struct big_part) { .rank = i, .data = malloc(BIG) };
+        assert_int_equal(pthread_create(&t[i], NULL, big_reader, &p[i]), 0);
+    }
+    for (int i = 0; i < PARTS; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(p[i].status, 0);
+        assert_memory_equal(p[i].data, src, BIG);
+        free(p[i].data);
+    }
+    free(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merged_write_and_hot_read),
         cmocka_unit_test(test_missing_participant_times_out),
+        cmocka_unit_test(test_pieces_over_the_staging_buffer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
