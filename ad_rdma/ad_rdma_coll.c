@@ -89,10 +89,13 @@ static int64_t agree_rounds(ADIO_File fd, int count, MPI_Datatype datatype)
     return all[0];
 }
 
+/* With a deferred open (romio_no_indep_rw) only the aggregators have the
+ * file open: that is two-phase's own arrangement. The hint is the same on
+ * every process, so they all decide alike. */
 static int use_disk_directed(ADIO_File fd)
 {
     ADIOI_RDMA_File *f = fd->fs_ptr;
-    return f->coll != ADIOI_RDMA_COLL_TWO_PHASE;
+    return !fd->hints->deferred_open && f && f->coll != ADIOI_RDMA_COLL_TWO_PHASE;
 }
 
 static void disk_directed(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
