@@ -36,12 +36,13 @@ start_rfsd() {
 # for rdma:; sets RDMA_SERVERS (HOST:PORT,...), RDMA_ROOTS (space
 # separated) and RDMA_PIDS.
 start_rdma_servers() {
-    local n=$1 dir=$2 name=$3 i
+    local n=$1 dir=$2 name=$3 i host=${RDMA_HOST:-127.0.0.1}
     shift 3
     RDMA_SERVERS="" RDMA_ROOTS="" RDMA_PIDS=""
     for i in $(seq 0 $((n - 1))); do
-        start_rfsd "$dir/$name-root$i" "$dir" "$name-$i" "$@" || return 1
-        RDMA_SERVERS="$RDMA_SERVERS${RDMA_SERVERS:+,}127.0.0.1:$RFSD_PORT"
+        # shellcheck disable=SC2086
+        start_rfsd "$dir/$name-root$i" "$dir" "$name-$i" ${RDMA_SERVER_ARGS:-} "$@" || return 1
+        RDMA_SERVERS="$RDMA_SERVERS${RDMA_SERVERS:+,}$host:$RFSD_PORT"
         RDMA_ROOTS="$RDMA_ROOTS${RDMA_ROOTS:+ }$dir/$name-root$i"
         RDMA_PIDS="$RDMA_PIDS${RDMA_PIDS:+ }$RFSD_PID"
     done

@@ -87,8 +87,8 @@ for mode in $modes; do
             base="rdma:/t"
             for r in $RDMA_ROOTS; do dirs="$dirs $r/t"; done
             hints=$work/$mode.hints
-            printf 'striping_unit %s\nrdma_io_method %s\nrdma_coll %s\n' "$unit" "$method" \
-                "${coll:-auto}" > "$hints"
+            printf 'striping_unit %s\nrdma_io_method %s\nrdma_coll %s\nrdma_transport %s\n' \
+                "$unit" "$method" "${coll:-auto}" "${RDMA_TRANSPORT:-auto}" > "$hints"
             ;;
         *) echo "run.sh: unknown mode $mode" >&2; exit 2 ;;
     esac
