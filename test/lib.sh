@@ -32,9 +32,10 @@ start_rfsd() {
     return 1
 }
 
-# start_rdma_servers N DIR NAME: N rfsd servers with roots DIR/NAME-root0..,
-# for rdma:; sets RDMA_SERVERS (HOST:PORT,...), RDMA_ROOTS (space
-# separated) and RDMA_PIDS.
+# start_rdma_servers N DIR NAME [RFSD ARGS]: N rfsd servers with roots
+# DIR/NAME-root0.., for rdma:, with $RDMA_SERVER_ARGS and the ARGS; sets
+# RDMA_SERVERS (HOST:PORT,... with HOST $RDMA_HOST, default 127.0.0.1),
+# RDMA_ROOTS (space separated) and RDMA_PIDS.
 start_rdma_servers() {
     local n=$1 dir=$2 name=$3 i host=${RDMA_HOST:-127.0.0.1}
     shift 3
