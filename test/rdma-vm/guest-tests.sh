@@ -122,4 +122,11 @@ for mode in read gather eager; do
 done
 if [ -n "$ibw" ]; then ok "benchmarks ran"; else bad "ib_write_bw gave no result"; fi
 
+# Last: it takes eth0 down for a moment (the transport's bounded retries).
+echo "== the link lost mid-transfer (test_verbs, test_link_lost)"
+VERBS_ADDR=$addr VERBS_TESTS=test_link_lost timeout -s KILL 200 "$bin/test_verbs" \
+    > /tmp/test_link.log 2>&1
+grep -vE '^\[ RUN' /tmp/test_link.log
+if grep -q '^\[  PASSED  \] 1 test' /tmp/test_link.log; then ok "link lost"; else bad "link lost"; fi
+
 echo "$passed $failed $skipped" > "$results/summary"
