@@ -9,7 +9,7 @@ prefix=$repo/build/install
 work=$(mktemp -d "${TMPDIR:-/tmp}/rfs-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-bash "$repo/test/run-unit.sh" "$repo/build/obj/plain" "$work/unit.res" test_proto test_net test_server \
+bash "$repo/test/run-unit.sh" "$repo/build/obj/plain" "$work/unit.res" test_proto test_net test_verbs_proto test_server \
     test_dtype test_dtype_mpi test_abt test_stripe
 bash "$repo/test/integration/run.sh" "$prefix" "$work/integration" "$work/integration.res"
 bash "$repo/test/romio/run.sh" "$prefix" "$mpich_dir" "$work/romio" "$work/romio.res" \
