@@ -9,8 +9,9 @@ prefix=$repo/build/install
 work=$(mktemp -d "${TMPDIR:-/tmp}/rfs-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-bash "$repo/test/run-unit.sh" "$repo/build/obj/plain" "$work/unit.res" test_proto test_net test_server \
-    test_dtype test_dtype_mpi test_abt test_stripe test_security test_coll test_ogr
+bash "$repo/test/run-unit.sh" "$repo/build/obj/plain" "$work/unit.res" test_proto test_net \
+    test_verbs_proto test_server test_dtype test_dtype_mpi test_abt test_stripe test_security \
+    test_coll test_ogr
 bash "$repo/test/integration/run.sh" "$prefix" "$work/integration" "$work/integration.res"
 bash "$repo/test/romio/run.sh" "$prefix" "$mpich_dir" "$work/romio" "$work/romio.res" \
     rfs abt-rfs abt-ufs rdma-1-65536-list rdma-2-4096-datatype rdma-4-1000-list rdma-4-65536-datatype \

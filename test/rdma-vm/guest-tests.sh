@@ -1,8 +1,10 @@
 #!/bin/sh
 # Run inside the check-rdma guest (guest-init.sh): the verbs transport's
-# tests, rfsd --rdma with a plain C client, then ib_write_bw and our
-# transport's throughput, medians of BENCH_RUNS runs. Writes "p f s" to
-# RESULTS/summary.
+# tests (plain, ASan+UBSan, TSan), rfsd --rdma with a plain C client (plain,
+# ASan+UBSan), a file striped over three rfsd --rdma, ib_write_bw (ib_send_bw
+# for eager-sized messages) against our transport's throughput (medians of
+# BENCH_RUNS runs), and last the link taken down mid-transfer. Writes
+# "passed failed skipped" to RESULTS/summary.
 #   guest-tests.sh RESULTS      (rfs_repo: the repository, from the kernel command line)
 results=$1
 bin=$rfs_repo/build/obj/plain
@@ -109,6 +111,19 @@ for r in $(seq "$runs"); do
 done
 ibw=$(median < /tmp/ibw)
 echo "ib_write_bw runs (MB/s): $(tr '\n' ' ' < /tmp/ibw) median $ibw"
+# the baseline of the eager mode: sends of the same size into posted receives
+: > /tmp/isb
+for r in $(seq "$runs"); do
+    p=$((18600 + r))
+    timeout -s KILL 150 ib_send_bw -d rxe0 -x 1 -p $p -s 8000 -n 5000 -F > /tmp/isb.srv 2>&1 &
+    srv=$!
+    sleep 2
+    timeout -s KILL 120 ib_send_bw -d rxe0 -x 1 -p $p -s 8000 -n 5000 -F $addr > /tmp/isb.cli 2>&1
+    wait $srv
+    awk '$1 == 8000 { print $4 }' /tmp/isb.cli >> /tmp/isb
+done
+isb=$(median < /tmp/isb)
+echo "ib_send_bw 8000 B runs (MB/s): $(tr '\n' ' ' < /tmp/isb) median $isb"
 for mode in read gather eager; do
     : > /tmp/ours
     mib=200
@@ -117,9 +132,18 @@ for mode in read gather eager; do
         timeout -s KILL 120 "$bin/verbs_bench" $addr $mode $mib | awk '{ print $2 }' >> /tmp/ours
     done
     m=$(median < /tmp/ours)
+    base=$ibw name=ib_write_bw
+    [ $mode = eager ] && base=$isb name="ib_send_bw 8000 B"
     echo "verbs transport $mode runs (MB/s): $(tr '\n' ' ' < /tmp/ours) median $m" \
-         "= $(awk -v a="$m" -v b="$ibw" 'BEGIN { if (b > 0) printf "%.2f", a / b }') of ib_write_bw"
+         "= $(awk -v a="$m" -v b="$base" 'BEGIN { if (b > 0) printf "%.2f", a / b }') of $name"
 done
 if [ -n "$ibw" ]; then ok "benchmarks ran"; else bad "ib_write_bw gave no result"; fi
+
+# Last: it takes eth0 down for a moment (the transport's bounded retries).
+echo "== the link lost mid-transfer (test_verbs, test_link_lost)"
+VERBS_ADDR=$addr VERBS_TESTS=test_link_lost timeout -s KILL 200 "$bin/test_verbs" \
+    > /tmp/test_link.log 2>&1
+grep -vE '^\[ RUN' /tmp/test_link.log
+if grep -q '^\[  PASSED  \] 1 test' /tmp/test_link.log; then ok "link lost"; else bad "link lost"; fi
 
 echo "$passed $failed $skipped" > "$results/summary"

@@ -5,6 +5,8 @@
  * large transfers, and a peer killed in the middle of a transfer. Every
  * transfer is checked byte by byte, and the counters say which path ran.
  *   VERBS_ADDR: the address of the RDMA netdev (default 10.0.2.15)
+ *   VERBS_TESTS: a cmocka test filter; test_link_lost runs only when named
+ *   test_verbs --peer write|read PORT: the peer process of test_killed_*
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -74,18 +76,24 @@ static void *accept_main(void *arg)
     return NULL;
 }
 
-static void pair_open(struct pair *p, int timeout_ms)
+/* Client and server connections with timeouts of their own (0: none). */
+static void pair_open2(struct pair *p, int client_ms, int server_ms)
 {
     assert_int_equal(net_verbs_listen(addr(), 0, &p->l), 0);
     snprintf(p->port, sizeof p->port, "%d", net_verbs_listener_port(p->l));
-    struct acceptor a = { .l = p->l, .timeout_ms = timeout_ms };
+    struct acceptor a = { .l = p->l, .timeout_ms = server_ms };
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, accept_main, &a), 0);
-    struct net_opts opts = { .timeout_ms = timeout_ms };
+    struct net_opts opts = { .timeout_ms = client_ms };
     assert_int_equal(net_connect(&net_verbs_transport, addr(), p->port, &opts, &p->client), 0);
     pthread_join(t, NULL);
     assert_non_null(a.conn);
     p->server = a.conn;
+}
+
+static void pair_open(struct pair *p, int timeout_ms)
+{
+    pair_open2(p, timeout_ms, timeout_ms);
 }
 
 static void pair_close(struct pair *p)
@@ -468,6 +476,59 @@ static void killed_peer(int peer_writes)
     free(buf);
 }
 
+/*
+ * The link goes down in the middle of an RDMA READ transfer (ip link set
+ * eth0 down: no disconnect can arrive). The reader has no timeout of its
+ * own: the transport must end its wait by itself (rxe fails the QP's work
+ * when its port goes down; a peer that silently stops answering is given
+ * up after the bounded retries). The writer, waiting for a FIN that cannot
+ * come, ends by its own timeout. Changes the guest's network, so
+ * check-rdma runs it alone, last (VERBS_TESTS=test_link_lost).
+ */
+struct link_cut {
+    int delay_ms, rc;
+};
+
+static void *cut_link(void *arg)
+{
+    struct link_cut *k = arg;
+    usleep((useconds_t) k->delay_ms * 1000);
+    k->rc = system("ip link set eth0 down");
+    return NULL;
+}
+
+static void test_link_lost(void **state)
+{
+    (void) state;
+    struct pair p;
+    pair_open2(&p, 20000, 0);
+    size_t n = 64u << 20;
+    uint8_t *src = malloc(n), *dst = malloc(n);
+    fill(src, n, 12);
+    struct iovec one = { src, n };
+    struct send_job j = { .conn = p.client, .iov = &one, .cnt = 1 };
+    pthread_t t = send_async(&j), c;
+    struct link_cut k = { .delay_ms = 500 };
+    assert_int_equal(pthread_create(&c, NULL, cut_link, &k), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = net_readn(p.server, dst, n);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    pthread_join(c, NULL);
+    double secs = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    print_message("link lost: the reader got %s after %.2f s\n", strerror(-rc), secs);
+    pthread_join(t, NULL);
+    print_message("link lost: the writer got %s\n", strerror(-j.rc));
+    assert_int_equal(system("ip link set eth0 up"), 0);
+    assert_int_equal(k.rc, 0);
+    assert_true(rc == -ETIMEDOUT || rc == -ECONNRESET);
+    assert_true(j.rc == -ETIMEDOUT || j.rc == -ECONNRESET);
+    assert_true(secs < 60);
+    free(src);
+    free(dst);
+    pair_close(&p);
+}
+
 static void test_killed_writer(void **state)
 {
     (void) state;
@@ -529,6 +590,12 @@ int main(int argc, char **argv)
         return run_peer(argv[2], argv[3]);
     self_exe = argv[0];
     signal(SIGPIPE, SIG_IGN);
+    /* test_link_lost takes the network down: only when asked for by name */
+    const char *only = getenv("VERBS_TESTS");
+    if (only && *only)
+        cmocka_set_test_filter(only);
+    else
+        cmocka_set_skip_filter("test_link_lost");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eager),
         cmocka_unit_test(test_credits_pipelined),
@@ -543,6 +610,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_connect_refused),
         cmocka_unit_test(test_killed_writer),
         cmocka_unit_test(test_killed_reader),
+        cmocka_unit_test(test_link_lost),
     };
     return cmocka_run_group_tests_name("verbs", tests, NULL, NULL);
 }
