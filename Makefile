@@ -35,12 +35,12 @@ ABT_SRC    := adio/abt/abt_engine.c adio/abt/abt_pool.c adio/abt/abt_stage.c adi
               adio/abt/abt_sink_posix.c adio/abt/abt_sink_rfs.c
 STRIPE_SRC := adio/stripe/stripe.c adio/stripe/stripe_servers.c adio/stripe/stripe_file.c \
               adio/stripe/stripe_io.c
-VERBS_SRC  := adio/net/net_verbs.c adio/net/verbs_proto.c adio/net/verbs_reg.c
+REG_SRC    := adio/net/ogr.c adio/net/regcache.c
+VERBS_SRC  := adio/net/net_verbs.c adio/net/verbs_proto.c adio/net/verbs_reg.c $(REG_SRC)
 CORE_SRC   := adio/net/net_tcp.c adio/net/net_tls.c $(VERBS_SRC) adio/proto/rfs_proto.c \
               adio/proto/rfs_client.c adio/proto/rfs_auth.c $(DTYPE_SRC) $(STRIPE_SRC)
 SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c \
               adio/server/rfs_rate.c adio/server/rfs_coll.c
-REG_SRC    := adio/net/ogr.c adio/net/regcache.c
 UNIT_TESTS := test_proto test_net test_verbs_proto test_server test_dtype test_abt test_stripe \
               test_security test_coll test_ogr
 MPI_TESTS  := test_dtype_mpi
@@ -74,8 +74,7 @@ $(FOBJ)/%.o: %.c
 $(FOBJ)/rfsd: $(call objs,ad_rfs/rfsd.c $(SERVER_SRC) $(CORE_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SRC) $(CORE_SRC) $(ABT_SRC) \
-                           $(REG_SRC))
+$(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SRC) $(CORE_SRC) $(ABT_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
 
 # Unit tests that use MPI as their oracle: built with our mpicc.

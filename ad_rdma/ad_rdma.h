@@ -37,6 +37,7 @@ typedef struct ADIOI_RDMA_File {
     int view_stale;
     int transport;              /* rdma_transport asked: ADIOI_RDMA_TRANSPORT_* */
     int verbs;                  /* the connections are verbs (else TCP or TLS) */
+    int registration;           /* rdma_registration: NET_REG_* */
     int coll;                   /* rdma_coll: ADIOI_RDMA_COLL_* */
     int coll_keep;              /* rdma_coll_cache=enable: reads stay hot on the servers */
     uint64_t coll_group;        /* 0 until the first disk-directed call agrees on one */

@@ -92,6 +92,10 @@ void ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f)
         f->transport = !strcmp(value, "tcp") ? ADIOI_RDMA_TRANSPORT_TCP
                      : !strcmp(value, "verbs") ? ADIOI_RDMA_TRANSPORT_VERBS
                                                : ADIOI_RDMA_TRANSPORT_AUTO;
+    f->registration = NET_REG_CACHED;
+    if (info_value(fd->info, "rdma_registration", value))
+        f->registration = !strcmp(value, "individual") ? NET_REG_INDIVIDUAL
+                        : !strcmp(value, "ogr") ? NET_REG_OGR : NET_REG_CACHED;
     f->coll = ADIOI_RDMA_COLL_AUTO;
     if (info_value(fd->info, "rdma_coll", value))
         f->coll = !strcmp(value, "two_phase") ? ADIOI_RDMA_COLL_TWO_PHASE

@@ -25,6 +25,7 @@ static void install_defaults(ADIO_File fd)
     ADIOI_Info_set(fd->info, "rdma_stats", "disable");
     ADIOI_Info_set(fd->info, "rdma_coll", "auto");
     ADIOI_Info_set(fd->info, "rdma_transport", "auto");
+    ADIOI_Info_set(fd->info, "rdma_registration", "cached");
     ADIOI_Info_set(fd->info, "rdma_coll_cache", "disable");
 }
 
@@ -53,6 +54,11 @@ static int known_coll(const char *v)
 static int known_transport(const char *v)
 {
     return !strcmp(v, "tcp") || !strcmp(v, "verbs") || !strcmp(v, "auto");
+}
+
+static int known_registration(const char *v)
+{
+    return !strcmp(v, "individual") || !strcmp(v, "ogr") || !strcmp(v, "cached");
 }
 
 static int enable_or_disable(const char *v)
@@ -92,6 +98,7 @@ void ADIOI_RDMA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         /* the layout, the servers and the transport are fixed once the file is open */
         if (!fd->fs_ptr) {
             install_checked(fd, users_info, "rdma_transport", known_transport);
+            install_checked(fd, users_info, "rdma_registration", known_registration);
             if (ADIOI_Info_check_and_install_int(fd, users_info, "striping_factor",
                                                  &fd->hints->striping_factor, myname,
                                                  error_code) < 0)

@@ -64,6 +64,7 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
         .factor = fd->hints->striping_factor > 0 ? (uint32_t) fd->hints->striping_factor : 0,
     };
     rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, &a.connect);
+    a.connect.net.registration = f->registration;
     int rc = open_stripes(f, &a);
     f->sf.max_pairs = max_pairs;
     uint64_t size = 0;

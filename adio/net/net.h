@@ -17,9 +17,13 @@
 struct net_conn;
 struct net_tls;                 /* a TLS configuration (net_tls.c) */
 
+/* How the verbs transport registers caller memory (seed 000). */
+enum { NET_REG_CACHED, NET_REG_OGR, NET_REG_INDIVIDUAL };
+
 struct net_opts {
     int timeout_ms;             /* connect, send and receive timeout; <= 0: none */
     struct net_tls *tls;        /* net_tls_transport: the client configuration */
+    int registration;           /* net_verbs_transport: NET_REG_* */
 };
 
 struct net_transport {

@@ -87,6 +87,9 @@ struct verbs_conn {
     uint8_t *stage;
     size_t stage_cap;
     struct ibv_mr *stage_mr;
+    /* caller memory: OGR and the registration cache */
+    int reg_mode;
+    struct verbs_registrar *reg;
     struct net_verbs_stats st;
 };
 
@@ -175,6 +178,7 @@ static struct verbs_conn *conn_new(const struct net_opts *opts)
         return NULL;
     c->base.transport = &net_verbs_transport;
     c->timeout_ms = opts ? opts->timeout_ms : 0;
+    c->reg_mode = opts ? opts->registration : NET_REG_CACHED;
     c->depth = env_u32("RFS_VERBS_CREDITS", VERBS_CREDITS, 2, 1024);
     c->slot = VMSG_HDR_SIZE + env_u32("RFS_VERBS_EAGER", VERBS_EAGER, 64, 1u << 20);
     c->pack_max = env_u32("RFS_VERBS_PACK", VERBS_PACK, 0, VERBS_STAGE_MAX);
@@ -194,6 +198,7 @@ static void free_rx(struct verbs_conn *c)
 static void conn_destroy(struct verbs_conn *c)
 {
     free_rx(c);
+    verbs_registrar_free(c->reg);
     if (c->stage_mr)
         ibv_dereg_mr(c->stage_mr);
     free(c->stage);
@@ -279,6 +284,8 @@ static int conn_resources(struct verbs_conn *c)
         return rc;
     if (!(c->pd = ibv_alloc_pd(c->id->verbs)))
         return -errno;
+    if ((rc = verbs_registrar_new(c->pd, c->reg_mode, &c->reg)) < 0)
+        return rc;
     if ((rc = alloc_buffers(c)) < 0)
         return rc;
     if (!(c->cch = ibv_create_comp_channel(c->id->verbs)))
@@ -788,14 +795,11 @@ static int send_rendezvous(struct verbs_conn *c, const struct iovec *iov, int cn
         staged = (struct iovec) { .iov_base = c->stage, .iov_len = total };
         iov = &staged;
         cnt = 1;
-        reg = (struct verbs_region) { .n = 1, .mr = &c->stage_mr };
+        reg = verbs_region_of(c->stage_mr);
         viov_start(&cur, iov, cnt);
     } else {
         int one = single_segment(iov, cnt, &seg);
-        struct verbs_reg_stats rs = { 0 };
-        rc = verbs_register_iov(c->pd, iov, cnt, one ? IBV_ACCESS_REMOTE_READ : 0, &reg, &rs);
-        c->st.registrations += rs.registrations;
-        c->st.registered_bytes += rs.registered_bytes;
+        rc = verbs_register_iov(c->reg, iov, cnt, one ? IBV_ACCESS_REMOTE_READ : 0, &reg);
         if (rc < 0)
             return fail(c, rc);
     }
@@ -809,8 +813,7 @@ static int send_rendezvous(struct verbs_conn *c, const struct iovec *iov, int cn
     rc = post_msg(c, &h, NULL);
     if (rc == 0)
         rc = one ? wait_fin(c) : write_on_cts(c, &cur, &reg, total);
-    if (reg.mr != &c->stage_mr)
-        verbs_deregister(&reg);
+    verbs_deregister(&reg);
     return rc;
 }
 
@@ -850,7 +853,7 @@ static int pull(struct verbs_conn *c, struct rx_item *it, struct viov_cursor *cu
         if ((rc = ensure_stage(c, n)) < 0)
             return fail(c, rc);
         struct iovec s = { .iov_base = c->stage, .iov_len = n };
-        struct verbs_region sreg = { .n = 1, .mr = &c->stage_mr };
+        struct verbs_region sreg = verbs_region_of(c->stage_mr);
         struct viov_cursor sc;
         viov_start(&sc, &s, 1);
         rc = rdma_chain(c, IBV_WR_RDMA_READ, &sc, &sreg, n, raddr, it->h.rkey);
@@ -859,11 +862,8 @@ static int pull(struct verbs_conn *c, struct rx_item *it, struct viov_cursor *cu
         c->st.bounced_bytes += n;
         return rc;
     }
-    if (!reg->mr) {
-        struct verbs_reg_stats rs = { 0 };
-        rc = verbs_register_iov(c->pd, iov, cnt, IBV_ACCESS_LOCAL_WRITE, reg, &rs);
-        c->st.registrations += rs.registrations;
-        c->st.registered_bytes += rs.registered_bytes;
+    if (!reg->owner) {
+        rc = verbs_register_iov(c->reg, iov, cnt, IBV_ACCESS_LOCAL_WRITE, reg);
         if (rc < 0)
             return fail(c, rc);
     }
@@ -881,14 +881,11 @@ static int invite(struct verbs_conn *c, struct rx_item *it, struct viov_cursor *
     const struct iovec *at = &cur->iov[cur->idx];
     int direct = n >= c->pack_max && at->iov_len - cur->off >= n;
     struct iovec dst = { .iov_base = (char *) at->iov_base + cur->off, .iov_len = n };
-    struct verbs_region reg = { .n = 1, .mr = &c->stage_mr };
+    struct verbs_region reg = verbs_region_of(c->stage_mr);
     int rc;
     if (direct) {
-        struct verbs_reg_stats rs = { 0 };
-        rc = verbs_register_iov(c->pd, &dst, 1, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
-                                &reg, &rs);
-        c->st.registrations += rs.registrations;
-        c->st.registered_bytes += rs.registered_bytes;
+        rc = verbs_register_iov(c->reg, &dst, 1, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+                                &reg);
     } else {
         if (n > VERBS_STAGE_MAX)
             n = VERBS_STAGE_MAX;
@@ -898,7 +895,7 @@ static int invite(struct verbs_conn *c, struct rx_item *it, struct viov_cursor *
     if (rc < 0)
         return fail(c, rc);
     struct vmsg_hdr h = { .type = VMSG_CTS, .seq = it->h.seq, .total = n,
-                          .addr = (uintptr_t) dst.iov_base, .rkey = reg.mr[0]->rkey };
+                          .addr = (uintptr_t) dst.iov_base, .rkey = verbs_region_rkey(&reg, 0) };
     rc = post_msg(c, &h, NULL);
     if (rc == 0)
         rc = wait_fin(c);
@@ -956,8 +953,7 @@ static int verbs_readv(struct net_conn *conn, const struct iovec *iov, int iovcn
         if (it->used == size)
             pop_rx(c);
     }
-    if (reg.mr)
-        verbs_deregister(&reg);
+    verbs_deregister(&reg);
     return rc;
 }
 
@@ -997,10 +993,21 @@ const struct net_transport net_verbs_transport = {
 
 void net_verbs_stats(const struct net_conn *conn, struct net_verbs_stats *out)
 {
-    if (conn && conn->transport == &net_verbs_transport)
-        *out = ((const struct verbs_conn *) conn)->st;
-    else
-        memset(out, 0, sizeof *out);
+    memset(out, 0, sizeof *out);
+    if (!conn || conn->transport != &net_verbs_transport)
+        return;
+    const struct verbs_conn *c = (const struct verbs_conn *) conn;
+    struct ogr_stats r;
+    *out = c->st;
+    if (!c->reg)
+        return;
+    verbs_registrar_stats(c->reg, &r);
+    out->registrations = r.registrations;
+    out->registered_bytes = r.bytes_registered;
+    out->registration_failures = r.failures;
+    out->maps_reads = r.maps_reads;
+    out->cache_hits = r.cache_hits;
+    out->cache_misses = r.cache_misses;
 }
 
 /* Server side. */

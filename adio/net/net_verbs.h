@@ -30,8 +30,11 @@ struct net_verbs_stats {
     uint64_t rdma_write_bytes;
     uint64_t rdma_read_bytes;
     uint64_t signalled;         /* completions asked for (one per chain) */
-    uint64_t registrations;     /* ibv_reg_mr calls for caller memory */
+    uint64_t registrations;     /* ibv_reg_mr calls for caller memory (verbs_reg.h) */
     uint64_t registered_bytes;
+    uint64_t registration_failures; /* optimistic groups the device refused */
+    uint64_t maps_reads;        /* /proc/self/maps consulted after a refusal */
+    uint64_t cache_hits, cache_misses;  /* the registration cache */
     uint64_t bounced_bytes;     /* rendezvous bytes unpacked through the staging buffer */
 };
 
