@@ -87,9 +87,52 @@ striped_over_verbs() {
     cat /tmp/obj1.log /tmp/obj2.log /tmp/obj3.log
 }
 
+# The rdma: driver through MPI over verbs: rdma_basic (every method,
+# collective calls disk-directed) on two rfsd --rdma with
+# rdma_transport=verbs; its statistics must show gather/scatter work
+# requests of more than one entry.
+mpi_over_verbs() {
+    echo "== rdma: through MPI over verbs (rdma_basic, 4 processes, 2 servers)"
+    mpiexec=$rfs_repo/build/install/bin/mpiexec
+    if [ ! -x "$mpiexec" ] || [ ! -x "$bin/rdma_basic_mpi" ]; then
+        skipped=$((skipped + 1))
+        echo "SKIP: rdma: through MPI (no MPICH build)"
+        return
+    fi
+    list="" pids="" roots=""
+    for i in 1 2; do
+        mkdir -p /tmp/mpi$i/d
+        rm -f /tmp/mpi$i.port
+        "$bin/rfsd" --root /tmp/mpi$i --bind $addr --port 0 --port-file /tmp/mpi$i.port --rdma \
+            --log-level warn > /tmp/mpi$i.log 2>&1 &
+        pids="$pids $!" roots="$roots /tmp/mpi$i"
+    done
+    for i in 1 2; do
+        for k in $(seq 100); do [ -s /tmp/mpi$i.port ] && break; sleep 0.1; done
+        list="$list${list:+,}$addr:$(cat /tmp/mpi$i.port 2>/dev/null)"
+    done
+    printf 'rdma_transport verbs\n' > /tmp/verbs.hints
+    # shellcheck disable=SC2086
+    ROMIO_HINTS=/tmp/verbs.hints ROMIO_RDMA_SERVERS=$list ROMIO_RDMA_STATS=1 \
+        timeout -s KILL 900 "$mpiexec" -launcher fork -n 4 "$bin/rdma_basic_mpi" "rdma:/d/" \
+        65536 2 $roots > /tmp/mpi.log 2>&1
+    multi=$(grep -o '([0-9]* with more than one SGE' /tmp/mpi.log | tr -d '(' |
+            awk '{ s += $1 } END { print s + 0 }')
+    grep "over verbs" /tmp/mpi.log | head -4
+    if grep -q " No Errors" /tmp/mpi.log; then ok "rdma_basic over verbs"; else
+        tail -20 /tmp/mpi.log
+        bad "rdma_basic over verbs"
+    fi
+    if [ "$multi" -gt 0 ]; then ok "gather/scatter work requests with more than one SGE: $multi"
+    else bad "no work request with more than one SGE"; fi
+    kill $pids
+    wait $pids
+}
+
 transport_tests plain
 rfs_over_verbs plain
 striped_over_verbs
+mpi_over_verbs
 transport_tests asan
 rfs_over_verbs asan
 transport_tests tsan

@@ -14,6 +14,12 @@ budget=${RDMA_VM_TIMEOUT:-900}
 # server with ASan+UBSan and with TSan (flags as in test/sanitize.sh).
 asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 make -C "$repo" -s -j2 rdma-vm-progs || exit 1
+# The rdma: driver's MPI test, when the patched MPICH is built.
+if [ -x "$repo/build/install/bin/mpicc" ]; then
+    "$repo/build/install/bin/mpicc" -std=c11 -D_GNU_SOURCE -O2 -I"$repo/adio" \
+        -o "$repo/build/obj/plain/rdma_basic_mpi" "$repo/test/integration/rdma_basic.c" \
+        "$repo/adio/stripe/stripe.c" || exit 1
+fi
 make -C "$repo" -s -j2 FLAVOUR=asan EXTRA_CFLAGS="$asan" build/obj/asan/test_verbs \
     build/obj/asan/rfsd build/obj/asan/rfs_verbs_client || exit 1
 make -C "$repo" -s -j2 FLAVOUR=tsan EXTRA_CFLAGS="-fsanitize=thread" build/obj/tsan/test_verbs \
