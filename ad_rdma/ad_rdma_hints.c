@@ -111,9 +111,8 @@ void ADIOI_RDMA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         install_checked(fd, users_info, "rdma_coll", known_coll);
         install_checked(fd, users_info, "rdma_coll_cache", enable_or_disable);
     }
-    *error_code = rfs_adio_security_hints(fd, users_info, myname);
-    if (*error_code != MPI_SUCCESS)
-        return;
+    if (!fd->fs_ptr)
+        rfs_adio_security_hints(fd, users_info);
     if (fd->fs_ptr) {
         ADIOI_RDMA_File *f = fd->fs_ptr;
         ADIOI_RDMA_Get_hints(fd, f);

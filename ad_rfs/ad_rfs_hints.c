@@ -62,9 +62,8 @@ void ADIOI_RFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
             return;
         install_noncontig(fd, users_info);
     }
-    *error_code = rfs_adio_security_hints(fd, users_info, myname);
-    if (*error_code != MPI_SUCCESS)
-        return;
+    if (!fd->fs_ptr)
+        rfs_adio_security_hints(fd, users_info);
     report_timeout_in_effect(fd);
     /* An open file takes rfs_defer_close at once; the others act at open. */
     if (fd->fs_ptr) {

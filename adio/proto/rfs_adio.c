@@ -111,7 +111,7 @@ static const char *const security_hints[][2] = {
     { "rfs_tls_ca", RFS_ADIO_TLS_CA_ENV },
 };
 
-int rfs_adio_security_hints(ADIO_File fd, MPI_Info users_info, const char *myname)
+void rfs_adio_security_hints(ADIO_File fd, MPI_Info users_info)
 {
     char value[MPI_MAX_INFO_VAL + 1];
     for (size_t i = 0; i < sizeof security_hints / sizeof security_hints[0]; i++) {
@@ -123,10 +123,6 @@ int rfs_adio_security_hints(ADIO_File fd, MPI_Info users_info, const char *mynam
     }
     if (!hint_value(fd->info, "rfs_transport", value))
         ADIOI_Info_set(fd->info, "rfs_transport", "tcp");
-    else if (strcmp(value, "tcp") != 0 && strcmp(value, "tls") != 0)
-        return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
-                                    MPI_ERR_INFO_VALUE, "**infoval", 0);
-    return MPI_SUCCESS;
 }
 
 static int security_error(const char *myname, const char *msg)
@@ -153,6 +149,9 @@ int rfs_adio_security_init(MPI_Info info, const char *myname, struct rfs_adio_se
     char ca[MPI_MAX_INFO_VAL + 1], err[1024];
     memset(sec, 0, sizeof *sec);
     int tls = security_setting(info, 0, transport) && strcmp(transport, "tls") == 0;
+    if (!tls && security_setting(info, 0, transport) && strcmp(transport, "tcp") != 0)
+        return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                    MPI_ERR_INFO_VALUE, "**infoval", 0);
     sec->has_key = security_setting(info, 1, key_file);
     if (sec->has_key && rfs_key_load(key_file, &sec->key, err, sizeof err) < 0)
         return security_error(myname, err);
