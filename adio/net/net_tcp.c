@@ -126,38 +126,46 @@ static int stream_errno(int err)
          : err == EPIPE ? -ECONNRESET : -err;
 }
 
-static int tcp_writev(struct net_conn *conn, const struct iovec *iov_in, int iovcnt)
+/* Send or receive all of a vector, 16 segments per call, on a private
+ * copy of it: the caller's vector stays untouched. */
+static int move_iov(struct tcp_conn *c, const struct iovec *iov_in, int iovcnt, int is_send)
 {
-    struct tcp_conn *c = (struct tcp_conn *) conn;
     struct iovec iov[16];
     while (iovcnt > 0) {
-        /* Work on a private copy: the caller's vector stays untouched. */
         int n = iovcnt < 16 ? iovcnt : 16;
         memcpy(iov, iov_in, (size_t) n * sizeof *iov);
         struct iovec *cur = iov;
         int left = n;
         while (left > 0) {
             struct msghdr msg = { .msg_iov = cur, .msg_iovlen = (size_t) left };
-            ssize_t sent = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
-            if (sent < 0) {
+            ssize_t done = is_send ? sendmsg(c->fd, &msg, MSG_NOSIGNAL)
+                                   : recvmsg(c->fd, &msg, MSG_WAITALL);
+            if (done < 0) {
                 if (errno == EINTR)
                     continue;
                 return stream_errno(errno);
             }
-            while (left > 0 && (size_t) sent >= cur->iov_len) {
-                sent -= (ssize_t) cur->iov_len;
+            if (done == 0 && !is_send && cur->iov_len > 0)
+                return -ECONNRESET;
+            while (left > 0 && (size_t) done >= cur->iov_len) {
+                done -= (ssize_t) cur->iov_len;
                 cur++;
                 left--;
             }
             if (left > 0) {
-                cur->iov_base = (char *) cur->iov_base + sent;
-                cur->iov_len -= (size_t) sent;
+                cur->iov_base = (char *) cur->iov_base + done;
+                cur->iov_len -= (size_t) done;
             }
         }
         iov_in += n;
         iovcnt -= n;
     }
     return 0;
+}
+
+static int tcp_writev(struct net_conn *conn, const struct iovec *iov, int iovcnt)
+{
+    return move_iov((struct tcp_conn *) conn, iov, iovcnt, 1);
 }
 
 static int tcp_readn(struct net_conn *conn, void *buf, size_t len)
@@ -179,40 +187,9 @@ static int tcp_readn(struct net_conn *conn, void *buf, size_t len)
     return 0;
 }
 
-static int tcp_readv(struct net_conn *conn, const struct iovec *iov_in, int iovcnt)
+static int tcp_readv(struct net_conn *conn, const struct iovec *iov, int iovcnt)
 {
-    struct tcp_conn *c = (struct tcp_conn *) conn;
-    struct iovec iov[16];
-    while (iovcnt > 0) {
-        /* A private copy, as in tcp_writev. */
-        int n = iovcnt < 16 ? iovcnt : 16;
-        memcpy(iov, iov_in, (size_t) n * sizeof *iov);
-        struct iovec *cur = iov;
-        int left = n;
-        while (left > 0) {
-            struct msghdr msg = { .msg_iov = cur, .msg_iovlen = (size_t) left };
-            ssize_t got = recvmsg(c->fd, &msg, MSG_WAITALL);
-            if (got < 0) {
-                if (errno == EINTR)
-                    continue;
-                return stream_errno(errno);
-            }
-            if (got == 0 && cur->iov_len > 0)
-                return -ECONNRESET;
-            while (left > 0 && (size_t) got >= cur->iov_len) {
-                got -= (ssize_t) cur->iov_len;
-                cur++;
-                left--;
-            }
-            if (left > 0) {
-                cur->iov_base = (char *) cur->iov_base + got;
-                cur->iov_len -= (size_t) got;
-            }
-        }
-        iov_in += n;
-        iovcnt -= n;
-    }
-    return 0;
+    return move_iov((struct tcp_conn *) conn, iov, iovcnt, 0);
 }
 
 static void tcp_shutdown(struct net_conn *conn)

@@ -139,34 +139,28 @@ transport_tests tsan
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 
+# perftest_median TOOL SIZE ITERS PORT: the median of $runs runs' average MB/s
+perftest_median() {
+    : > /tmp/perf.$1
+    for r in $(seq "$runs"); do
+        # a port of its own per run: a server still closing cannot refuse the next
+        p=$(($4 + r))
+        timeout -s KILL 150 "$1" -d rxe0 -x 1 -p $p -s "$2" -n "$3" -F > /tmp/perf.srv 2>&1 &
+        srv=$!
+        sleep 2
+        timeout -s KILL 120 "$1" -d rxe0 -x 1 -p $p -s "$2" -n "$3" -F $addr > /tmp/perf.cli 2>&1
+        wait $srv
+        # the line after the header: bytes iterations peak avg(MB/s) msg-rate
+        awk -v s="$2" '$1 == s { print $4 }' /tmp/perf.cli >> /tmp/perf.$1
+    done
+    echo "$1 $2 B runs (MB/s): $(tr '\n' ' ' < /tmp/perf.$1) median $(median < /tmp/perf.$1)" >&2
+    median < /tmp/perf.$1
+}
+
 echo "== throughput: ib_write_bw (1 MiB messages) vs the verbs transport, medians of $runs"
-: > /tmp/ibw
-for r in $(seq "$runs"); do
-    # a port of its own per run: a server still closing cannot refuse the next
-    p=$((18515 + r))
-    timeout -s KILL 150 ib_write_bw -d rxe0 -x 1 -p $p -s 1048576 -n 200 -F > /tmp/ibw.srv 2>&1 &
-    srv=$!
-    sleep 2
-    timeout -s KILL 120 ib_write_bw -d rxe0 -x 1 -p $p -s 1048576 -n 200 -F $addr > /tmp/ibw.cli 2>&1
-    wait $srv
-    # the line after the header: bytes iterations peak avg(MB/s) msg-rate
-    awk '$1 == 1048576 { print $4 }' /tmp/ibw.cli >> /tmp/ibw
-done
-ibw=$(median < /tmp/ibw)
-echo "ib_write_bw runs (MB/s): $(tr '\n' ' ' < /tmp/ibw) median $ibw"
+ibw=$(perftest_median ib_write_bw 1048576 200 18515)
 # the baseline of the eager mode: sends of the same size into posted receives
-: > /tmp/isb
-for r in $(seq "$runs"); do
-    p=$((18600 + r))
-    timeout -s KILL 150 ib_send_bw -d rxe0 -x 1 -p $p -s 8000 -n 5000 -F > /tmp/isb.srv 2>&1 &
-    srv=$!
-    sleep 2
-    timeout -s KILL 120 ib_send_bw -d rxe0 -x 1 -p $p -s 8000 -n 5000 -F $addr > /tmp/isb.cli 2>&1
-    wait $srv
-    awk '$1 == 8000 { print $4 }' /tmp/isb.cli >> /tmp/isb
-done
-isb=$(median < /tmp/isb)
-echo "ib_send_bw 8000 B runs (MB/s): $(tr '\n' ' ' < /tmp/isb) median $isb"
+isb=$(perftest_median ib_send_bw 8000 5000 18600)
 for mode in read gather eager; do
     : > /tmp/ours
     mib=200
