@@ -174,6 +174,20 @@ for mode in read gather eager; do
     echo "verbs transport $mode runs (MB/s): $(tr '\n' ' ' < /tmp/ours) median $m" \
          "= $(awk -v a="$m" -v b="$base" 'BEGIN { if (b > 0) printf "%.2f", a / b }') of $name"
 done
+echo "== seed 000, Figure 4: list I/O of 128 segments of SEG bytes (MB/s, medians of $runs):"
+echo "   one writev gathered by RDMA WRITE, one writev packed, one message per segment"
+for seg in 128 1024 8192; do
+    line="   $seg B:"
+    for mode in seg-gather seg-pack seg-each; do
+        : > /tmp/ours
+        for r in $(seq "$runs"); do
+            timeout -s KILL 120 "$bin/verbs_bench" $addr $mode 16 $seg | awk '{ print $2 }' \
+                >> /tmp/ours
+        done
+        line="$line $mode $(median < /tmp/ours)"
+    done
+    echo "$line"
+done
 if [ -n "$ibw" ]; then ok "benchmarks ran"; else bad "ib_write_bw gave no result"; fi
 
 # Last: it takes eth0 down for a moment (the transport's bounded retries).

@@ -4,7 +4,12 @@
  *   read    each message one segment: the reader RDMA-reads it
  *   gather  each message 64 segments: the writer RDMA-writes (gathers)
  *   eager   8 KiB messages: eager sends with credits
- *   verbs_bench ADDR MODE MIB   prints "MODE: X MB/s" (1 MB = 10^6 bytes)
+ * and seed 000's Figure 4, list I/O of 128 segments of SEG bytes each:
+ *   seg-gather  one writev of the 128 segments, gathered by RDMA WRITE
+ *               (no packing: RFS_VERBS_PACK=0)
+ *   seg-pack    one writev, packed through the staging buffer
+ *   seg-each    one message per segment
+ *   verbs_bench ADDR MODE MIB [SEG]   prints "MODE: X MB/s" (1 MB = 10^6 bytes)
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -30,13 +35,15 @@ static void *writer(void *arg)
     struct job *j = arg;
     uint8_t *buf = malloc(j->msg);
     memset(buf, 0xa5, j->msg);
-    int segs = strcmp(j->mode, "gather") == 0 ? 64 : 1;
-    struct iovec iov[64];
+    int segs = strcmp(j->mode, "gather") == 0 ? 64 : strncmp(j->mode, "seg-", 4) == 0 ? 128 : 1;
+    int each = strcmp(j->mode, "seg-each") == 0;
+    struct iovec iov[128];
     for (int i = 0; i < segs; i++)
         iov[i] = (struct iovec) { buf + (j->msg / (size_t) segs) * (size_t) i,
                                   j->msg / (size_t) segs };
     for (uint64_t done = 0; done < j->total && j->rc == 0; done += j->msg)
-        j->rc = net_writev(j->conn, iov, segs);
+        for (int i = 0; i < (each ? segs : 1) && j->rc == 0; i++)
+            j->rc = each ? net_writev(j->conn, &iov[i], 1) : net_writev(j->conn, iov, segs);
     free(buf);
     return NULL;
 }
@@ -63,12 +70,18 @@ static void *accept_main(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: verbs_bench ADDR read|gather|eager MIB\n");
+    int segmented = argc == 5 && strncmp(argv[2], "seg-", 4) == 0;
+    if (argc != 4 && !segmented) {
+        fprintf(stderr, "usage: verbs_bench ADDR read|gather|eager MIB\n"
+                        "       verbs_bench ADDR seg-gather|seg-pack|seg-each MIB SEG\n");
         return 2;
     }
     struct job j = { .mode = argv[2], .total = strtoull(argv[3], NULL, 10) << 20 };
-    j.msg = strcmp(j.mode, "eager") == 0 ? 8000 : 1u << 20;
+    j.msg = segmented ? 128 * strtoull(argv[4], NULL, 10)
+          : strcmp(j.mode, "eager") == 0 ? 8000 : 1u << 20;
+    /* the transport reads its packing threshold when a connection is made */
+    if (segmented && strcmp(j.mode, "seg-each") != 0)
+        setenv("RFS_VERBS_PACK", strcmp(j.mode, "seg-pack") == 0 ? "4194304" : "0", 1);
     struct net_verbs_listener *l;
     struct net_opts opts = { .timeout_ms = 60000 };
     char port[16];
