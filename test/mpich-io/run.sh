@@ -81,6 +81,8 @@ for coll in disk_directed two_phase; do
             *coll*|*aggregation*|*darray*|i_hindexed|setviewcur|i_setviewcur|rdwrord|i_rdwrord) ;;
             *) continue ;;
         esac
+        # the skip list's reasons hold for any remote file system
+        awk -v n="$name" '$1 == n { found = 1 } END { exit !found }' "$here/skip" && continue
         args=""
         for kv in $rest; do
             case $kv in arg=*) args="$args ${kv#arg=}" ;; esac
