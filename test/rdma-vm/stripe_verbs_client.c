@@ -49,9 +49,10 @@ static void one_method(const struct stripe_servers *sv, struct dtype *t, const u
     struct stripe_view v = { .type = t, .disp = 0, .enc = enc, .enc_len = enc_len };
     struct stripe_view contig = { 0 };
     struct stripe_file f;
-    struct stripe_open_args a = { .transport = &net_verbs_transport,
+    struct stripe_open_args a = { .connect = { .transport = &net_verbs_transport,
+                                               .net.timeout_ms = 30000 },
                                   .flags = RFS_O_RDWR | RFS_O_CREAT, .mode = 0644,
-                                  .unit = 65536, .factor = sv->n, .timeout_ms = 30000 };
+                                  .unit = 65536, .factor = sv->n };
     char name[16];
     uint64_t moved = 0;
     snprintf(name, sizeof name, "/sv%d", m);
@@ -92,7 +93,7 @@ static void one_method(const struct stripe_servers *sv, struct dtype *t, const u
            (unsigned long) (sum.rdma_read_bytes >> 10), (unsigned long) (sum.rdma_write_bytes >> 10),
            (unsigned long) sum.registrations);
     check(stripe_close(&f) == 0, "close", m);
-    check(stripe_unlink(&net_verbs_transport, sv, name, 30000) == 0, "unlink", m);
+    check(stripe_unlink(&a.connect, sv, name) == 0, "unlink", m);
     free(src);
     free(dst);
     free(expect);
