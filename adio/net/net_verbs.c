@@ -881,7 +881,7 @@ static int invite(struct verbs_conn *c, struct rx_item *it, struct viov_cursor *
     const struct iovec *at = &cur->iov[cur->idx];
     int direct = n >= c->pack_max && at->iov_len - cur->off >= n;
     struct iovec dst = { .iov_base = (char *) at->iov_base + cur->off, .iov_len = n };
-    struct verbs_region reg = verbs_region_of(c->stage_mr);
+    struct verbs_region reg;
     int rc;
     if (direct) {
         rc = verbs_register_iov(c->reg, &dst, 1, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
@@ -889,7 +889,9 @@ static int invite(struct verbs_conn *c, struct rx_item *it, struct viov_cursor *
     } else {
         if (n > VERBS_STAGE_MAX)
             n = VERBS_STAGE_MAX;
+        /* the staging buffer may be made or grown (a new MR) here */
         rc = ensure_stage(c, n);
+        reg = verbs_region_of(c->stage_mr);
         dst.iov_base = c->stage;
     }
     if (rc < 0)

@@ -112,6 +112,9 @@ mpi_over_verbs() {
         list="$list${list:+,}$addr:$(cat /tmp/mpi$i.port 2>/dev/null)"
     done
     printf 'rdma_transport verbs\n' > /tmp/verbs.hints
+    # the guest has no host name: MPICH's TCP channel needs one it can resolve
+    hostname localhost
+    export MPIR_CVAR_CH3_INTERFACE_HOSTNAME=127.0.0.1
     # shellcheck disable=SC2086
     ROMIO_HINTS=/tmp/verbs.hints ROMIO_RDMA_SERVERS=$list ROMIO_RDMA_STATS=1 \
         timeout -s KILL 900 "$mpiexec" -launcher fork -n 4 "$bin/rdma_basic_mpi" "rdma:/d/" \
