@@ -6,7 +6,11 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
+# The scratch tmpfs on /tmp would hide a repository checked out under /tmp:
+# carry it across on a bind mount.
+case "$rfs_repo" in /tmp/*) mount --bind "$rfs_repo" /mnt ;; esac
 mount -t tmpfs tmp /tmp
+case "$rfs_repo" in /tmp/*) mkdir -p "$rfs_repo" && mount --bind /mnt "$rfs_repo" ;; esac
 mount -t tmpfs run /run
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
