@@ -148,8 +148,9 @@ int rfs_adio_security_init(MPI_Info info, const char *myname, struct rfs_adio_se
     char transport[MPI_MAX_INFO_VAL + 1], key_file[MPI_MAX_INFO_VAL + 1];
     char ca[MPI_MAX_INFO_VAL + 1], err[1024];
     memset(sec, 0, sizeof *sec);
-    int tls = security_setting(info, 0, transport) && strcmp(transport, "tls") == 0;
-    if (!tls && security_setting(info, 0, transport) && strcmp(transport, "tcp") != 0)
+    int chosen = security_setting(info, 0, transport);
+    int tls = chosen && strcmp(transport, "tls") == 0;
+    if (chosen && !tls && strcmp(transport, "tcp") != 0)
         return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
                                     MPI_ERR_INFO_VALUE, "**infoval", 0);
     sec->has_key = security_setting(info, 1, key_file);
