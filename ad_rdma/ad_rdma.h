@@ -19,6 +19,10 @@
 #define ADIOI_RDMA_CONFIG_FILE "/etc/romio-rdma.conf"
 /* Set: every close prints the file's request statistics (stderr). */
 #define ADIOI_RDMA_STATS_ENV "ROMIO_RDMA_STATS"
+/* rdma_memory_segments=auto: noncontiguous memory goes down to the
+ * transport as segments (gathered, scattered, registered as groups) when
+ * its runs are this long on average; shorter ones are packed. */
+#define ADIOI_RDMA_SEGMENTS_FROM 1024
 
 /* rdma_io_method: the stripe methods, and ROMIO's data sieving. */
 #define ADIOI_RDMA_SIEVE STRIPE_METHODS
@@ -40,6 +44,7 @@ typedef struct ADIOI_RDMA_File {
     int registration;           /* rdma_registration: NET_REG_* */
     int coll;                   /* rdma_coll: ADIOI_RDMA_COLL_* */
     int coll_keep;              /* rdma_coll_cache=enable: reads stay hot on the servers */
+    int64_t segments_from;      /* rdma_memory_segments: the mean memory run sent as is */
     uint64_t coll_group;        /* 0 until the first disk-directed call agrees on one */
     uint64_t coll_next;         /* the next call number: alike on every process */
     struct stripe_coll coll_now;    /* the call under way, its round counted in call */

@@ -47,7 +47,7 @@ static int dd_move(ADIO_File fd, const struct dtype *file, char *data, int64_t n
 }
 
 static const struct dtype_view_ops dd_ops = {
-    ADIOI_RDMA_Prepare_view, dd_move, ADIOI_RDMA_View_error
+    .prepare = ADIOI_RDMA_Prepare_view, .move = dd_move, .error = ADIOI_RDMA_View_error
 };
 
 /* Rounds this process's request takes, or -1 when disk-directed cannot

@@ -102,6 +102,10 @@ void ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f)
                 : !strcmp(value, "disk_directed") ? ADIOI_RDMA_COLL_DISK_DIRECTED
                                                   : ADIOI_RDMA_COLL_AUTO;
     f->coll_keep = info_value(fd->info, "rdma_coll_cache", value) && !strcmp(value, "enable");
+    f->segments_from = ADIOI_RDMA_SEGMENTS_FROM;
+    if (info_value(fd->info, "rdma_memory_segments", value))
+        f->segments_from = !strcmp(value, "enable") ? 0
+                         : !strcmp(value, "disable") ? INT64_MAX : ADIOI_RDMA_SEGMENTS_FROM;
 }
 
 /* MPI_File_get_info then says what the file has, not what was asked. */

@@ -27,6 +27,7 @@ static void install_defaults(ADIO_File fd)
     ADIOI_Info_set(fd->info, "rdma_transport", "auto");
     ADIOI_Info_set(fd->info, "rdma_registration", "cached");
     ADIOI_Info_set(fd->info, "rdma_coll_cache", "disable");
+    ADIOI_Info_set(fd->info, "rdma_memory_segments", "auto");
 }
 
 /* A string hint taken only when `ok` accepts it. */
@@ -64,6 +65,11 @@ static int known_registration(const char *v)
 static int enable_or_disable(const char *v)
 {
     return !strcmp(v, "enable") || !strcmp(v, "disable");
+}
+
+static int enable_disable_auto(const char *v)
+{
+    return enable_or_disable(v) || !strcmp(v, "auto");
 }
 
 static int pair_count(const char *v)
@@ -110,6 +116,7 @@ void ADIOI_RDMA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         install_checked(fd, users_info, "rdma_timeout", seconds);
         install_checked(fd, users_info, "rdma_coll", known_coll);
         install_checked(fd, users_info, "rdma_coll_cache", enable_or_disable);
+        install_checked(fd, users_info, "rdma_memory_segments", enable_disable_auto);
     }
     if (!fd->fs_ptr)
         rfs_adio_security_hints(fd, users_info);

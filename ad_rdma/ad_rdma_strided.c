@@ -1,7 +1,8 @@
 /*
  * Noncontiguous independent I/O by rdma_io_method: naive, list or
  * datatype I/O (adio/stripe/stripe_io.c) under ROMIO's view semantics
- * (dtype_view.c, which packs the memory side). A datatype transfer sends
+ * (dtype_view.c, which packs the memory side, or hands it down as
+ * segments: rdma_memory_segments). A datatype transfer sends
  * the encoded view, which each server keeps until set_view changes it.
  */
 #include "ad_rdma.h"
@@ -23,14 +24,26 @@ int ADIOI_RDMA_Prepare_view(ADIO_File fd, const struct dtype *file)
     return 0;
 }
 
-static int rdma_move(ADIO_File fd, const struct dtype *file, char *data, int64_t n, int64_t pos,
-                     int is_write, uint64_t *got)
+static int rdma_move_segments(ADIO_File fd, const struct dtype *file, const struct iovec *mem,
+                              int nmem, int64_t n, int64_t pos, int is_write, uint64_t *got)
 {
     ADIOI_RDMA_File *f = fd->fs_ptr;
     struct stripe_view view = { .type = file, .disp = (uint64_t) fd->disp,
                                 .enc = f->view_enc, .enc_len = f->view_len };
-    return stripe_io(&f->sf, (enum stripe_method) f->method, &view, (uint64_t) pos,
-                     (uint64_t) n, data, is_write, got);
+    return stripe_iov_io(&f->sf, (enum stripe_method) f->method, &view, (uint64_t) pos,
+                         (uint64_t) n, mem, nmem, is_write, got);
+}
+
+static int rdma_move(ADIO_File fd, const struct dtype *file, char *data, int64_t n, int64_t pos,
+                     int is_write, uint64_t *got)
+{
+    struct iovec mem = { .iov_base = data, .iov_len = (size_t) n };
+    return rdma_move_segments(fd, file, &mem, 1, n, pos, is_write, got);
+}
+
+static int64_t rdma_segments_from(ADIO_File fd)
+{
+    return ((ADIOI_RDMA_File *) fd->fs_ptr)->segments_from;
 }
 
 int ADIOI_RDMA_View_error(ADIO_File fd, int rc, int is_write)
@@ -39,7 +52,8 @@ int ADIOI_RDMA_View_error(ADIO_File fd, int rc, int is_write)
 }
 
 static const struct dtype_view_ops rdma_view_ops = {
-    ADIOI_RDMA_Prepare_view, rdma_move, ADIOI_RDMA_View_error
+    .prepare = ADIOI_RDMA_Prepare_view, .move = rdma_move, .error = ADIOI_RDMA_View_error,
+    .move_segments = rdma_move_segments, .segments_from = rdma_segments_from
 };
 
 void ADIOI_RDMA_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,

@@ -46,7 +46,9 @@ static int rfs_error(ADIO_File fd, int rc, int is_write)
     return ADIOI_RFS_Error(rc, "ADIOI_RFS_STRIDED_IO", fd->fs_ptr, is_write ? "write" : "read");
 }
 
-static const struct dtype_view_ops rfs_view_ops = { rfs_prepare, rfs_move, rfs_error };
+static const struct dtype_view_ops rfs_view_ops = {
+    .prepare = rfs_prepare, .move = rfs_move, .error = rfs_error
+};
 
 void ADIOI_RFS_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,

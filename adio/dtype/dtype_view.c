@@ -130,29 +130,90 @@ static int64_t most_per_move(const struct dtype *t)
     return t->size <= DTYPE_VIEW_PIECE ? DTYPE_VIEW_PIECE / t->size * t->size : DTYPE_VIEW_PIECE;
 }
 
+/* Whether the driver takes this memory as segments: the average run of
+ * its first window (at most 256 of the runs asked for) is long enough. */
+static int segments_pay(ADIO_File fd, const struct dtype_view_ops *ops, const struct memory *m,
+                        int64_t total)
+{
+    int64_t from = ops->move_segments ? ops->segments_from(fd) : INT64_MAX, off, len;
+    if (!m->t || from == INT64_MAX)
+        return 0;
+    if (from <= 1)
+        return 1;
+    int64_t window = total < 256 * from ? total : 256 * from, runs = 0;
+    struct dtype_iter it;
+    if (dtype_iter_init(&it, m->t, m->count, 0, 0, window) < 0)
+        return 0;
+    while (dtype_iter_next(&it, &off, &len))
+        runs++;
+    return runs * from <= window;
+}
+
+/* The memory of data bytes [at, at + most) as segments, at most
+ * DTYPE_VIEW_SEGS of them: their count in *nseg, the bytes they cover
+ * returned. */
+static int64_t memory_segments(const struct memory *m, int64_t at, int64_t most,
+                               struct iovec *seg, int *nseg)
+{
+    struct dtype_iter it;
+    int64_t off, len, covered = 0;
+    *nseg = 0;
+    if (dtype_iter_init(&it, m->t, m->count, 0, at, at + most) < 0)
+        return 0;
+    while (*nseg < DTYPE_VIEW_SEGS && dtype_iter_next(&it, &off, &len)) {
+        seg[(*nseg)++] = (struct iovec) { m->buf + off, (size_t) len };
+        covered += len;
+    }
+    return covered;
+}
+
+/* One move of the *n data bytes from data byte `at` of the typed buffer:
+ * packed through `piece`, as segments (`seg` not NULL: *n becomes the
+ * bytes of at most DTYPE_VIEW_SEGS of them), or straight from a
+ * contiguous buffer. */
+static int move_piece(ADIO_File fd, const struct dtype_view_ops *ops, const struct memory *m,
+                      const struct dtype *file, int64_t pos, int64_t at, int64_t *n,
+                      char *piece, struct iovec *seg, int is_write, uint64_t *got)
+{
+    int rc, nseg;
+    if (seg) {
+        *n = memory_segments(m, at, *n, seg, &nseg);
+        return *n > 0 ? ops->move_segments(fd, file, seg, nseg, *n, pos + at, is_write, got)
+                      : -EINVAL;
+    }
+    if (!m->t)
+        return ops->move(fd, file, m->buf + at, *n, pos + at, is_write, got);
+    if (is_write)
+        pack_window(m, at, *n, piece, 1);
+    rc = ops->move(fd, file, piece, *n, pos + at, is_write, got);
+    if (rc == 0 && !is_write)
+        pack_window(m, at, (int64_t) *got, piece, 0);
+    return rc;
+}
+
 /* Move `total` data bytes between the typed buffer and the view from data
- * position `pos` in pieces of whole instances where one fits in
- * DTYPE_VIEW_PIECE; *moved gets the bytes moved (short only at end of
- * file). */
+ * position `pos`: packed in pieces of whole instances where one fits in
+ * DTYPE_VIEW_PIECE, or as segments; *moved gets the bytes moved (short
+ * only at end of file). */
 static int transfer(ADIO_File fd, const struct dtype_view_ops *ops, const struct memory *m,
                     const struct dtype *file, int64_t pos, int64_t total, int is_write,
                     int64_t *moved)
 {
+    struct iovec *seg = NULL;
     char *piece = NULL;
     int64_t most = m->t ? most_per_move(m->t) : total;
     int rc = 0;
     *moved = 0;
-    if (m->t)
+    if (segments_pay(fd, ops, m, total)) {
+        seg = ADIOI_Malloc(DTYPE_VIEW_SEGS * sizeof *seg);
+        most = DTYPE_VIEW_PIECE;
+    } else if (m->t) {
         piece = ADIOI_Malloc(total < most ? total : most);
+    }
     while (rc == 0 && *moved < total) {
         int64_t n = total - *moved < most ? total - *moved : most;
         uint64_t got = 0;
-        char *data = m->t ? piece : m->buf + *moved;
-        if (is_write && m->t)
-            pack_window(m, *moved, n, piece, 1);
-        rc = ops->move(fd, file, data, n, pos + *moved, is_write, &got);
-        if (rc == 0 && !is_write && m->t)
-            pack_window(m, *moved, (int64_t) got, piece, 0);
+        rc = move_piece(fd, ops, m, file, pos, *moved, &n, piece, seg, is_write, &got);
         if (rc == 0)
             *moved += (int64_t) got;
         if ((int64_t) got < n)
@@ -160,6 +221,8 @@ static int transfer(ADIO_File fd, const struct dtype_view_ops *ops, const struct
     }
     if (piece)
         ADIOI_Free(piece);
+    if (seg)
+        ADIOI_Free(seg);
     return rc;
 }
 

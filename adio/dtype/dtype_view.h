@@ -5,10 +5,14 @@
  * at most DTYPE_VIEW_PIECE bytes; the driver moves each piece to or
  * from the data positions of the view. Positions, file pointers, atomic
  * mode locks and the status follow MPI. A type the engine cannot
- * describe goes to ROMIO's generic strided code instead.
+ * describe goes to ROMIO's generic strided code instead. A driver whose
+ * transport gathers and scatters (the rdma: driver over verbs) may take
+ * the memory side as segments instead, where its runs are long enough.
  */
 #ifndef DTYPE_VIEW_H_INCLUDED
 #define DTYPE_VIEW_H_INCLUDED
+
+#include <sys/uio.h>
 
 #include "adio.h"
 #include "dtype/dtype.h"
@@ -25,7 +29,16 @@ struct dtype_view_ops {
                 int is_write, uint64_t *got);
     /* The MPI error code of a driver error code. */
     int (*error)(ADIO_File fd, int rc, int is_write);
+    /* Optional (NULL: memory is always packed): as move, the data lying
+     * in memory segments in order instead of packed... */
+    int (*move_segments)(ADIO_File fd, const struct dtype *file, const struct iovec *mem,
+                         int nmem, int64_t n, int64_t pos, int is_write, uint64_t *got);
+    /* ...for a memory type whose runs are this long on average at least
+     * (0: always, INT64_MAX: never). */
+    int64_t (*segments_from)(ADIO_File fd);
 };
+
+#define DTYPE_VIEW_SEGS (16 << 10)      /* memory segments of one move at most */
 
 /* Whether dtype_view_strided_io moves this datatype through the view of
  * fd itself (else it hands the call to ROMIO's generic code); *most gets

@@ -11,6 +11,7 @@
 #define STRIPE_FILE_H_INCLUDED
 
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "dtype/dtype.h"
 #include "proto/rfs_client.h"
@@ -53,6 +54,7 @@ struct stripe_stats {
     uint64_t calls[STRIPE_METHODS];     /* transfers by method */
     uint64_t data_requests;             /* requests that moved data, all methods */
     uint64_t list_requests, pairs;      /* list I/O requests and the pairs they carried */
+    uint64_t segments;                  /* memory segments of naive and list requests */
     uint64_t view_requests;             /* datatype I/O requests */
     uint64_t coll_rounds, coll_requests;    /* disk-directed rounds, COLLs sent */
     uint64_t bytes[2];                  /* data bytes read, written */
@@ -125,6 +127,18 @@ struct stripe_view {
 
 int stripe_io(struct stripe_file *f, enum stripe_method method, const struct stripe_view *view,
               uint64_t pos, uint64_t len, char *buf, int is_write, uint64_t *moved);
+
+/*
+ * The same with the data bytes lying in order in nmem memory segments
+ * (together exactly len bytes) instead of packed: list and naive requests
+ * carry the segments themselves down to the transport, which gathers and
+ * scatters them (over verbs: RDMA work requests of several SGEs, the
+ * segments registered as groups); datatype I/O copies them into its
+ * per-object shares.
+ */
+int stripe_iov_io(struct stripe_file *f, enum stripe_method method,
+                  const struct stripe_view *view, uint64_t pos, uint64_t len,
+                  const struct iovec *mem, int nmem, int is_write, uint64_t *moved);
 
 /*
  * One round of a disk-directed collective call (seed 003; rfs_coll.h on

@@ -102,6 +102,32 @@ static int bytes_before_eof(struct stripe_file *f, const struct stripe_view *v, 
     return rc;
 }
 
+/*
+ * The caller's memory: the data bytes of a transfer lie in order in these
+ * segments. The pieces of a walk ask for ascending data positions, so the
+ * cursor only moves forward.
+ */
+struct mem_cursor {
+    const struct iovec *seg;
+    int n, i;
+    uint64_t base;              /* data position of seg[i]'s first byte */
+};
+
+static void mem_start(struct mem_cursor *m, const struct iovec *seg, int n)
+{
+    *m = (struct mem_cursor) { .seg = seg, .n = n };
+}
+
+/* Where data byte `at` lies, and *room: the bytes from there that are
+ * contiguous in memory. */
+static char *mem_at(struct mem_cursor *m, uint64_t at, uint64_t *room)
+{
+    while (m->i < m->n - 1 && at >= m->base + m->seg[m->i].iov_len)
+        m->base += m->seg[m->i++].iov_len;
+    *room = m->seg[m->i].iov_len - (at - m->base);
+    return (char *) m->seg[m->i].iov_base + (at - m->base);
+}
+
 /* --- naive and list I/O --- */
 
 struct list_req {
@@ -111,7 +137,7 @@ struct list_req {
     uint64_t data;
     uint64_t *pair_off, *pair_len;  /* local data offsets */
     uint8_t *pair_enc;
-    struct iovec seg[STRIPE_MAX_SEGS];  /* where the data lies in the packed buffer */
+    struct iovec seg[STRIPE_MAX_SEGS];  /* where the data lies in the caller's memory */
 };
 
 /* Per object: a ring of requests in flight, the one after them being built. */
@@ -124,7 +150,7 @@ struct list_xfer {
     struct stripe_file *f;
     int is_write, naive;
     uint32_t max_pairs;
-    char *buf;
+    struct mem_cursor mem;
     struct list_pipe *pipe;
     int status;                 /* the first failure */
     int short_read;
@@ -203,6 +229,7 @@ static int submit(struct list_xfer *x, uint32_t o)
     }
     int rc = rfs_send(&x->f->obj[o], op, &req, iov, n, &r->sent);
     x->f->stats.data_requests++;
+    x->f->stats.segments += (uint64_t) r->nseg;
     stripe_keep_failure(x->f, &x->status, o, rc);
     if (rc != 0)
         return rc;
@@ -221,7 +248,8 @@ static int list_piece(void *arg, const struct stripe_piece *p, uint64_t at)
         return x->status;
     while (len > 0) {
         struct list_req *r = building(q);
-        char *mem = x->buf + at;
+        uint64_t room;
+        char *mem = mem_at(&x->mem, at, &room);
         int join_pair = r->npairs > 0 &&
                         r->pair_off[r->npairs - 1] + r->pair_len[r->npairs - 1] == local;
         int join_seg = r->nseg > 0 &&
@@ -234,6 +262,8 @@ static int list_piece(void *arg, const struct stripe_piece *p, uint64_t at)
             continue;
         }
         uint64_t n = len < STRIPE_REQ_DATA - r->data ? len : STRIPE_REQ_DATA - r->data;
+        if (n > room)
+            n = room;
         if (join_pair)
             r->pair_len[r->npairs - 1] += n;
         else {
@@ -309,11 +339,13 @@ static int pipes_ready(struct stripe_file *f, uint32_t pairs)
 }
 
 static int list_io(struct stripe_file *f, int naive, const struct stripe_view *view,
-                   uint64_t pos, uint64_t len, char *buf, int is_write, int *short_read)
+                   uint64_t pos, uint64_t len, const struct iovec *mem, int nmem, int is_write,
+                   int *short_read)
 {
     uint32_t n = f->layout.factor;
-    struct list_xfer x = { .f = f, .is_write = is_write, .naive = naive, .buf = buf,
+    struct list_xfer x = { .f = f, .is_write = is_write, .naive = naive,
                            .max_pairs = naive ? 1 : f->max_pairs };
+    mem_start(&x.mem, mem, nmem);
     if (pipes_ready(f, x.max_pairs) < 0)
         return -ENOMEM;
     x.pipe = f->pipes;
@@ -338,7 +370,8 @@ static int list_io(struct stripe_file *f, int naive, const struct stripe_view *v
 /* --- datatype I/O --- */
 
 struct dt_xfer {
-    char *buf;
+    struct mem_cursor mem;
+    uint64_t skip;              /* the round's first byte in the memory */
     int to_objects;             /* copy direction: packed data -> object shares */
     uint64_t share[STRIPE_MAX_FACTOR];
     uint64_t fill[STRIPE_MAX_FACTOR];
@@ -357,10 +390,15 @@ static int dt_copy(void *arg, const struct stripe_piece *p, uint64_t at)
 {
     struct dt_xfer *d = arg;
     char *part = d->part[p->object] + d->fill[p->object];
-    if (d->to_objects)
-        memcpy(part, d->buf + at, p->len);
-    else
-        memcpy(d->buf + at, part, p->len);
+    for (uint64_t done = 0, room; done < p->len; done += room) {
+        char *mem = mem_at(&d->mem, d->skip + at + done, &room);
+        if (room > p->len - done)
+            room = p->len - done;
+        if (d->to_objects)
+            memcpy(part + done, mem, room);
+        else
+            memcpy(mem, part + done, room);
+    }
     d->fill[p->object] += p->len;
     return 0;
 }
@@ -395,10 +433,10 @@ static int dt_send(struct stripe_file *f, uint32_t o, const struct stripe_view *
  * that each server counts every participant, in the decentralised
  * schedule: object (rank + j) mod n at step j. */
 static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
-                    uint64_t len, char *buf, int is_write, const struct stripe_coll *coll,
-                    int *short_read)
+                    uint64_t len, struct mem_cursor *mem, uint64_t skip, int is_write,
+                    const struct stripe_coll *coll, int *short_read)
 {
-    struct dt_xfer d = { .buf = buf, .to_objects = is_write };
+    struct dt_xfer d = { .mem = *mem, .skip = skip, .to_objects = is_write };
     struct rfs_inflight sent[STRIPE_MAX_FACTOR][2];
     int in_flight[STRIPE_MAX_FACTOR] = { 0 };
     uint32_t n = f->layout.factor;
@@ -447,16 +485,20 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
     }
     if (rc == 0 && !is_write)
         rc = stripe_walk(&f->layout, view, pos, len, dt_copy, &d);
+    *mem = d.mem;
     return rc;
 }
 
 static int datatype_io(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
-                       uint64_t len, char *buf, int is_write, int *short_read)
+                       uint64_t len, const struct iovec *mem, int nmem, int is_write,
+                       int *short_read)
 {
+    struct mem_cursor m;
     int rc = 0;
+    mem_start(&m, mem, nmem);
     for (uint64_t done = 0; rc == 0 && done < len;) {
         uint64_t n = len - done < STRIPE_CHUNK ? len - done : STRIPE_CHUNK;
-        rc = dt_round(f, view, pos + done, n, buf + done, is_write, NULL, short_read);
+        rc = dt_round(f, view, pos + done, n, &m, done, is_write, NULL, short_read);
         done += n;
     }
     return rc;
@@ -464,6 +506,14 @@ static int datatype_io(struct stripe_file *f, const struct stripe_view *view, ui
 
 int stripe_io(struct stripe_file *f, enum stripe_method method, const struct stripe_view *view,
               uint64_t pos, uint64_t len, char *buf, int is_write, uint64_t *moved)
+{
+    struct iovec mem = { .iov_base = buf, .iov_len = len };
+    return stripe_iov_io(f, method, view, pos, len, &mem, 1, is_write, moved);
+}
+
+int stripe_iov_io(struct stripe_file *f, enum stripe_method method,
+                  const struct stripe_view *view, uint64_t pos, uint64_t len,
+                  const struct iovec *mem, int nmem, int is_write, uint64_t *moved)
 {
     int short_read = 0, rc;
     *moved = 0;
@@ -474,9 +524,10 @@ int stripe_io(struct stripe_file *f, enum stripe_method method, const struct str
         method = STRIPE_LIST;           /* no view to send: a contiguous run */
     f->stats.calls[method]++;
     if (method == STRIPE_DATATYPE)
-        rc = datatype_io(f, view, pos, len, buf, is_write, &short_read);
+        rc = datatype_io(f, view, pos, len, mem, nmem, is_write, &short_read);
     else
-        rc = list_io(f, method == STRIPE_NAIVE, view, pos, len, buf, is_write, &short_read);
+        rc = list_io(f, method == STRIPE_NAIVE, view, pos, len, mem, nmem, is_write,
+                     &short_read);
     if (rc == 0 && short_read)
         rc = bytes_before_eof(f, view, pos, len, moved);
     else if (rc == 0)
@@ -512,7 +563,10 @@ int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64
                    uint64_t *moved)
 {
     struct stripe_view contig;
+    struct iovec data = { .iov_base = buf, .iov_len = len };
+    struct mem_cursor mem;
     int short_read = 0, rc = 0;
+    mem_start(&mem, &data, 1);
     *moved = 0;
     f->failed = -1;
     if (len > STRIPE_CHUNK)
@@ -521,7 +575,7 @@ int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64
         view = &contig;
     f->stats.coll_rounds++;
     if (rc == 0)
-        rc = dt_round(f, view, pos, len, buf, is_write, c, &short_read);
+        rc = dt_round(f, view, pos, len, &mem, 0, is_write, c, &short_read);
     if (rc == 0 && short_read)
         rc = bytes_before_eof(f, view, pos, len, moved);
     else if (rc == 0)

@@ -24,7 +24,7 @@ for t in rfs_clients rfsd_hostile; do
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
-    abt_faults rdma_faults rfs_security; do
+    abt_faults rdma_faults rfs_security rdma_subarray; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -100,6 +100,9 @@ for layout in "1 65536" "2 4096" "4 1000"; do
     ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_basic.s$n.u$unit.np4" 300 \
         $mpiexec -n 4 "$work/bin/rdma_basic" "rdma:/d/" "$unit" "$n" $RDMA_ROOTS
 done
+# seed 000's 2-D subarray case: memory segments down to the transport
+ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_subarray.np4" 300 $mpiexec -n 4 \
+    "$work/bin/rdma_subarray" "rdma:/d/" 2048
 # reuse the 4 servers of the last layout: the rfs: tests' other programs
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_large.2GiB" 600 $mpiexec -n 1 \
     "$work/bin/rfs_large" "rdma:/large"

@@ -304,6 +304,95 @@ static void test_methods_through_a_view(void **state)
     free(expect);
 }
 
+/* Segments of `lens` bytes spread over `arena`, each after a gap of 3 to
+ * 77 bytes; returns their count. */
+static int spread_segments(char *arena, const size_t *lens, int n, struct iovec *seg)
+{
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        at += 3 + (size_t) (i * 37) % 75;
+        seg[i] = (struct iovec) { arena + at, lens[i] };
+        at += lens[i];
+    }
+    return n;
+}
+
+/* Memory in segments (stripe_iov_io): every method writes from and reads
+ * into segments of uneven sizes, zero-length ones among them, through a
+ * view; the data must match a packed transfer and the gaps between the
+ * segments stay untouched. */
+static void test_memory_segments(void **state)
+{
+    (void) state;
+    enum { NSEG = 300 };
+    struct dtype *t = dtype_vector(40, 37, 150, NULL);
+    assert_non_null(t);
+    size_t enc_len = dtype_serialize(t, NULL);
+    uint8_t *enc = malloc(enc_len);
+    dtype_serialize(t, enc);
+    struct stripe_view v = { .type = t, .disp = 11, .enc = enc, .enc_len = enc_len };
+    size_t lens[NSEG], data = 0;
+    for (int i = 0; i < NSEG; i++)
+        data += lens[i] = i % 7 == 3 ? 0 : (size_t) (i * 131) % 900 + 1;
+    size_t arena_len = data + NSEG * 80;
+    char *src = malloc(arena_len), *dst = malloc(arena_len), *packed = malloc(data);
+    char *got = malloc(data);
+    struct iovec sseg[NSEG], dseg[NSEG];
+    spread_segments(src, lens, NSEG, sseg);
+    spread_segments(dst, lens, NSEG, dseg);
+    uint64_t moved;
+
+    for (int m = STRIPE_NAIVE; m < STRIPE_METHODS; m++) {
+        struct stripe_file f;
+        char name[16];
+        snprintf(name, sizeof name, "/s%d", m);
+        open_file(&f, name, RFS_O_RDWR | RFS_O_CREAT, 256, 3);
+        fill_random((uint8_t *) src, arena_len, (unsigned) m + 11);
+        for (int i = 0, at = 0; i < NSEG; at += (int) lens[i++])
+            memcpy(packed + at, sseg[i].iov_base, lens[i]);
+        assert_int_equal(stripe_iov_io(&f, (enum stripe_method) m, &v, 0, data, sseg, NSEG, 1,
+                                       &moved), 0);
+        assert_int_equal(moved, data);
+        assert_int_equal(stripe_io(&f, STRIPE_LIST, &v, 0, data, got, 0, &moved), 0);
+        assert_int_equal(moved, data);
+        assert_memory_equal(got, packed, data);
+
+        /* read back into segments by every method, from inside the view */
+        for (int r = STRIPE_NAIVE; r < STRIPE_METHODS; r++) {
+            memset(dst, 0x5a, arena_len);
+            assert_int_equal(stripe_iov_io(&f, (enum stripe_method) r, &v, 0, data, dseg, NSEG,
+                                           0, &moved), 0);
+            assert_int_equal(moved, data);
+            for (int i = 0; i < NSEG; i++)
+                assert_memory_equal(dseg[i].iov_base, sseg[i].iov_base, lens[i]);
+            size_t at = 0;
+            for (int i = 0; i < NSEG; i++) {
+                for (char *p = dst + at; p < (char *) dseg[i].iov_base; p++)
+                    assert_int_equal(*p, 0x5a);
+                at = (size_t) ((char *) dseg[i].iov_base - dst) + lens[i];
+            }
+        }
+        /* past the end of the file: short, the bytes after the end zeros */
+        struct iovec tail[2] = { { dst + 5, 6 }, { dst + 100, 94 } };
+        char zeros[94] = { 0 };
+        memset(dst, 0x5a, arena_len);
+        assert_int_equal(stripe_iov_io(&f, (enum stripe_method) m, &v, data - 10, 100, tail, 2,
+                                       0, &moved), 0);
+        assert_int_equal(moved, 10);
+        assert_memory_equal(dst + 5, packed + data - 10, 6);
+        assert_memory_equal(dst + 100, packed + data - 4, 4);
+        assert_memory_equal(dst + 104, zeros, 90);
+        assert_int_equal(stripe_close(&f), 0);
+        assert_int_equal(stripe_unlink(&tcp_10s, &sv, name), 0);
+    }
+    dtype_free(t);
+    free(enc);
+    free(src);
+    free(dst);
+    free(packed);
+    free(got);
+}
+
 /* Objects that do not belong together, or a list too short for the file. */
 static void test_foreign_objects(void **state)
 {
@@ -517,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_server_lists),
         cmocka_unit_test_setup_teardown(test_contiguous_and_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_methods_through_a_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_segments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_objects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collective_rounds, setup, teardown),
