@@ -62,13 +62,18 @@ static void run(const char *path, int n, const char *segments)
     MPI_Offset at = (MPI_Offset) rank * (MPI_Offset) (mine * sizeof(int));
     MPI_Status st;
     int count;
+    double t[3];
+    MPI_Barrier(grid);
+    t[0] = MPI_Wtime();
     CHECK_MPI(MPI_File_write_at(fh, at, array, 1, block, &st));
+    t[1] = MPI_Wtime();
     MPI_Get_count(&st, block, &count);
     CHECK(count == 1, "wrote %d subarrays", count);
 
     for (size_t k = 0; k < all; k++)
         back[k] = POISON;
     CHECK_MPI(MPI_File_read_at(fh, at, back, 1, block, &st));
+    t[2] = MPI_Wtime();
     MPI_Get_count(&st, block, &count);
     CHECK(count == 1, "read %d subarrays", count);
     for (int i = 0; i < n; i++)
@@ -88,6 +93,14 @@ static void run(const char *path, int n, const char *segments)
                   "%s: file row %d column %d holds %d", segments, r, c,
                   file[(size_t) r * sub[1] + c]);
     CHECK_MPI(MPI_File_close(&fh));
+    /* the slowest process's times, the data of all (a report, not a check) */
+    double took[2] = { t[1] - t[0], t[2] - t[1] }, most[2];
+    MPI_Reduce(took, most, 2, MPI_DOUBLE, MPI_MAX, 0, grid);
+    if (rank == 0)
+        printf("subarray %s: %d processes, %.1f MiB: write %.1f MB/s, read %.1f MB/s\n",
+               segments, nprocs, (double) nprocs * (double) mine * sizeof(int) / 1048576.0,
+               (double) nprocs * (double) mine * sizeof(int) / 1e6 / most[0],
+               (double) nprocs * (double) mine * sizeof(int) / 1e6 / most[1]);
     MPI_Barrier(grid);
     if (rank == 0)
         CHECK_MPI(MPI_File_delete(path, MPI_INFO_NULL));
