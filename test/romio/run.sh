@@ -2,9 +2,10 @@
 # ROMIO's own test suite (src/mpi/romio/test of the MPICH source), built
 # with our mpicc and run with the process counts and arguments of ROMIO's
 # runtests, once per mode: rfs (rfs: on a live rfsd), abt-rfs (abt:rfs:),
-# abt-ufs (abt:ufs: on a local directory), rdma-N-UNIT-METHOD[-COLL] (rdma:
-# striped over N servers with stripe unit UNIT, rdma_io_method METHOD and
-# rdma_coll COLL, default auto, given through a ROMIO_HINTS file).
+# abt-ufs (abt:ufs: on a local directory), rdma-... (rdma:
+# striped over N servers with stripe unit UNIT, rdma_io_method METHOD,
+# rdma_coll COLL, default auto, rdma_memory_segments SEGMENTS, default auto,
+# given through a ROMIO_HINTS file: rdma-N-UNIT-METHOD[-COLL[-SEGMENTS]]).
 # Pass = exit 0 and " No Errors".
 #   run.sh PREFIX MPICH_DIR WORKDIR RESULTS [MODE...]   (default: rfs)
 # (MPICH_DIR: the cached build, with src/mpich-*/ and build/; a few tests,
@@ -82,13 +83,14 @@ for mode in $modes; do
         abt-rfs) base="abt:rfs:127.0.0.1:$RFSD_PORT:/abt" dirs=$root/abt ;;
         abt-ufs) base="abt:ufs:$work/ufs" dirs=$work/ufs ;;
         rdma-*-*-*)
-            IFS=- read -r _ n unit method coll <<< "$mode"
+            IFS=- read -r _ n unit method coll segments <<< "$mode"
             start_rdma_servers "$n" "$work" "$mode" || exit 1
             base="rdma:/t"
             for r in $RDMA_ROOTS; do dirs="$dirs $r/t"; done
             hints=$work/$mode.hints
             printf 'striping_unit %s\nrdma_io_method %s\nrdma_coll %s\nrdma_transport %s\n' \
                 "$unit" "$method" "${coll:-auto}" "${RDMA_TRANSPORT:-auto}" > "$hints"
+            printf 'rdma_memory_segments %s\n' "${segments:-auto}" >> "$hints"
             ;;
         *) echo "run.sh: unknown mode $mode" >&2; exit 2 ;;
     esac
