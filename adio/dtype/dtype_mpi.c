@@ -167,6 +167,123 @@ static struct dtype *subarray(const struct contents *k, struct dtype *old, int64
     return t ? dtype_shift(t, shift) : NULL;
 }
 
+/* A second, independent description of t (NULL: a byte, or no memory). */
+static struct dtype *copy_of(const struct dtype *t, int *failed)
+{
+    struct dtype *c = NULL;
+    size_t n = t ? dtype_serialize(t, NULL) : 0;
+    uint8_t *enc = n ? malloc(n) : NULL;
+    *failed = t && (!enc || (dtype_serialize(t, enc), dtype_deserialize(enc, n, &c)) < 0);
+    free(enc);
+    return c;
+}
+
+/* DARRAY, one dimension of MPICH's construction (type_create_darray.c):
+ * this process's part of dimension `dim`, distributed in blocks of
+ * `blk` elements (cyclic: dealt round-robin), over `t`, the dimensions
+ * inside it so far; resized to span the whole dimension. *first gets the
+ * index of its first element, unless that is already in the type. */
+struct darray {
+    int ndims, fastest;         /* fastest: the innermost dimension */
+    const int64_t *gsizes;
+    int64_t oldext;             /* extent of the array's element type */
+};
+
+static int64_t darray_stride(const struct darray *a, int dim)
+{
+    int64_t stride = a->oldext;
+    for (int i = 0; i < a->ndims; i++)
+        if (a->fastest == 0 ? i < dim : i > dim)
+            stride *= a->gsizes[i];
+    return stride;
+}
+
+static struct dtype *darray_block(const struct darray *a, int dim, int64_t nprocs, int64_t rank,
+                                  int64_t darg, struct dtype *t, int64_t *first)
+{
+    int64_t g = a->gsizes[dim], ext = ty_extent(t);
+    int64_t blk = darg == MPI_DISTRIBUTE_DFLT_DARG ? (g + nprocs - 1) / nprocs : darg;
+    int64_t mine = g - blk * rank < blk ? g - blk * rank : blk;
+    if (mine < 0)
+        mine = 0;
+    *first = mine > 0 ? blk * rank : 0;
+    t = dim == a->fastest ? dtype_contig(mine, t) : dtype_vector(mine, 1, darray_stride(a, dim), t);
+    return dtype_resize(t, 0, g * ext);
+}
+
+static struct dtype *darray_cyclic(const struct darray *a, int dim, int64_t nprocs, int64_t rank,
+                                   int64_t darg, struct dtype *t, int64_t *first)
+{
+    int64_t g = a->gsizes[dim], ext = ty_extent(t), mine = 0;
+    int64_t blk = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg, start = rank * blk;
+    if (start < g)
+        mine = (g - start) / (nprocs * blk) * blk +
+               ((g - start) % (nprocs * blk) < blk ? (g - start) % (nprocs * blk) : blk);
+    int64_t count = mine / blk, rem = mine % blk, stride = nprocs * blk * darray_stride(a, dim);
+    int failed = 0;
+    struct dtype *old = rem ? copy_of(t, &failed) : NULL;
+    struct dtype *v = dtype_vector(count, blk, stride, t);
+    if (rem) {
+        struct dtype **kids = malloc(2 * sizeof *kids);
+        int64_t *lens = malloc(2 * sizeof *lens), *displs = malloc(2 * sizeof *displs);
+        if (!kids || !lens || !displs || !v || failed) {
+            free(kids);
+            free(lens);
+            free(displs);
+            dtype_free(v);
+            dtype_free(old);
+            return NULL;
+        }
+        /* the last, shorter block: rem elements after the vector's blocks */
+        kids[0] = v;
+        kids[1] = old;
+        lens[0] = 1;
+        lens[1] = rem;
+        displs[0] = 0;
+        displs[1] = count * stride;
+        v = dtype_struct(2, lens, displs, kids);
+    }
+    *first = mine > 0 ? start : 0;
+    if (v && dim == a->fastest) {
+        v = dtype_resize(dtype_shift(v, start * a->oldext), 0, a->oldext * g);
+        *first = 0;
+    }
+    return dtype_resize(v, 0, g * ext);
+}
+
+/* DARRAY: the dimensions fastest first, then the whole shifted to this
+ * process's first element and resized to the whole array. */
+static struct dtype *darray(const struct contents *k, struct dtype *old, int64_t oldext)
+{
+    int nd = k->ints[2], big = k->nc > 0;
+    const int64_t *gsizes = big ? k->v : k->v + 3;
+    const int *distribs = k->ints + (big ? 3 : 3 + nd), *dargs = distribs + nd;
+    const int *psizes = dargs + nd;
+    int order = distribs[3 * nd];
+    struct darray a = { .ndims = nd, .fastest = order == MPI_ORDER_C ? nd - 1 : 0,
+                        .gsizes = gsizes, .oldext = oldext };
+    int64_t procs = k->ints[0], rest = k->ints[1], shift = 0, scale = 1, all = oldext;
+    struct dtype *t = old;
+    for (int j = 0; j < nd && t; j++) {
+        int dim = order == MPI_ORDER_C ? nd - 1 - j : j;
+        /* the process grid is row-major whatever the array order */
+        int64_t below = procs, coord, first = 0;
+        for (int i = 0; i <= dim; i++)
+            below /= psizes[i];
+        coord = rest / below % psizes[dim];
+        if (distribs[dim] == MPI_DISTRIBUTE_CYCLIC)
+            t = darray_cyclic(&a, dim, psizes[dim], coord, dargs[dim], t, &first);
+        else if (distribs[dim] == MPI_DISTRIBUTE_BLOCK)
+            t = darray_block(&a, dim, psizes[dim], coord, dargs[dim], t, &first);
+        else
+            t = darray_block(&a, dim, 1, 0, MPI_DISTRIBUTE_DFLT_DARG, t, &first);
+        shift += first * scale;
+        scale *= gsizes[dim];
+        all *= gsizes[dim];
+    }
+    return t ? dtype_resize(dtype_shift(t, shift * oldext), 0, all) : NULL;
+}
+
 static struct dtype *build(const struct contents *k, MPI_Datatype type, struct dtype **kids)
 {
     const int64_t *v = k->v;
@@ -194,6 +311,8 @@ static struct dtype *build(const struct contents *k, MPI_Datatype type, struct d
         return dtype_resize(old, v[0], v[1]);
     case MPI_COMBINER_SUBARRAY:
         return subarray(k, old, ext);
+    case MPI_COMBINER_DARRAY:
+        return darray(k, old, ext);
     case MPI_COMBINER_STRUCT: {
         struct dtype **children = calloc((size_t) n + 1, sizeof *children);
         if (!children) {
@@ -222,8 +341,9 @@ static int decomposes(int combiner)
     case MPI_COMBINER_HVECTOR: case MPI_COMBINER_INDEXED: case MPI_COMBINER_HINDEXED:
     case MPI_COMBINER_INDEXED_BLOCK: case MPI_COMBINER_HINDEXED_BLOCK:
     case MPI_COMBINER_STRUCT: case MPI_COMBINER_SUBARRAY: case MPI_COMBINER_RESIZED:
+    case MPI_COMBINER_DARRAY:
         return 1;
-    default:                    /* DARRAY, F90_*: MPI_Pack tells */
+    default:                    /* F90_*: MPI_Pack tells */
         return 0;
     }
 }
