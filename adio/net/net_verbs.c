@@ -181,7 +181,10 @@ static struct verbs_conn *conn_new(const struct net_opts *opts)
     c->reg_mode = opts ? opts->registration : NET_REG_CACHED;
     c->depth = env_u32("RFS_VERBS_CREDITS", VERBS_CREDITS, 2, 1024);
     c->slot = VMSG_HDR_SIZE + env_u32("RFS_VERBS_EAGER", VERBS_EAGER, 64, 1u << 20);
-    c->pack_max = env_u32("RFS_VERBS_PACK", VERBS_PACK, 0, VERBS_STAGE_MAX);
+    uint32_t pack = opts && opts->pack_max ? opts->pack_max : VERBS_PACK;
+    if (pack > VERBS_STAGE_MAX)
+        pack = VERBS_STAGE_MAX;
+    c->pack_max = env_u32("RFS_VERBS_PACK", pack, 0, VERBS_STAGE_MAX);
     return c;
 }
 

@@ -1,8 +1,9 @@
 /*
  * The verbs transport over a real RDMA device (make check-rdma runs it in
  * the soft-RoCE guest): eager messages and credits, rendezvous by RDMA READ
- * and by RDMA WRITE, gather and scatter beyond max_sge, the pack path,
- * large transfers, and a peer killed in the middle of a transfer. Every
+ * and by RDMA WRITE, gather and scatter beyond max_sge, the pack path
+ * and its option, large transfers, and a peer killed in the middle of a
+ * transfer. Every
  * transfer is checked byte by byte, and the counters say which path ran.
  *   VERBS_ADDR: the address of the RDMA netdev (default 10.0.2.15)
  *   VERBS_TESTS: a cmocka test filter; test_link_lost runs only when named
@@ -76,19 +77,25 @@ static void *accept_main(void *arg)
     return NULL;
 }
 
-/* Client and server connections with timeouts of their own (0: none). */
-static void pair_open2(struct pair *p, int client_ms, int server_ms)
+/* Client and server connections, the client with options of its own. */
+static void pair_open_opts(struct pair *p, const struct net_opts *client, int server_ms)
 {
     assert_int_equal(net_verbs_listen(addr(), 0, &p->l), 0);
     snprintf(p->port, sizeof p->port, "%d", net_verbs_listener_port(p->l));
     struct acceptor a = { .l = p->l, .timeout_ms = server_ms };
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, accept_main, &a), 0);
-    struct net_opts opts = { .timeout_ms = client_ms };
-    assert_int_equal(net_connect(&net_verbs_transport, addr(), p->port, &opts, &p->client), 0);
+    assert_int_equal(net_connect(&net_verbs_transport, addr(), p->port, client, &p->client), 0);
     pthread_join(t, NULL);
     assert_non_null(a.conn);
     p->server = a.conn;
+}
+
+/* Client and server connections with timeouts of their own (0: none). */
+static void pair_open2(struct pair *p, int client_ms, int server_ms)
+{
+    struct net_opts opts = { .timeout_ms = client_ms };
+    pair_open_opts(p, &opts, server_ms);
 }
 
 static void pair_open(struct pair *p, int timeout_ms)
@@ -371,6 +378,36 @@ static void test_pack_path(void **state)
     pair_close(&p);
 }
 
+/* pack_max of net_opts: 512 KiB of many segments packed by the writer (no
+ * registration), where the default (64 KiB) would register them. */
+static void test_pack_max_option(void **state)
+{
+    (void) state;
+    if (getenv("RFS_VERBS_PACK"))
+        skip();                         /* the environment overrides the option */
+    struct pair p;
+    struct net_opts opts = { .timeout_ms = 20000, .pack_max = 1u << 20 };
+    pair_open_opts(&p, &opts, 20000);
+    size_t n = 512u << 10;
+    uint8_t *src = malloc(n), *dst = malloc(n);
+    fill(src, n, 14);
+    struct iovec *iov = cut(src, n, 40, 9);
+    struct send_job j = { .conn = p.client, .iov = iov, .cnt = 40 };
+    pthread_t t = send_async(&j);
+    assert_int_equal(net_readn(p.server, dst, n), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(j.rc, 0);
+    assert_memory_equal(src, dst, n);
+    struct net_verbs_stats w;
+    net_verbs_stats(p.client, &w);
+    assert_int_equal(w.rendezvous, 1);
+    assert_int_equal(w.registrations, 0);
+    free(iov);
+    free(src);
+    free(dst);
+    pair_close(&p);
+}
+
 /* 96 MiB each way, read in odd-sized pieces. */
 static void test_large(void **state)
 {
@@ -604,6 +641,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_scatter_readv),
         cmocka_unit_test(test_both_noncontig),
         cmocka_unit_test(test_pack_path),
+        cmocka_unit_test(test_pack_max_option),
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_receive_timeout),
         cmocka_unit_test(test_end_of_stream),
