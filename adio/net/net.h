@@ -24,6 +24,9 @@ struct net_opts {
     int timeout_ms;             /* connect, send and receive timeout; <= 0: none */
     struct net_tls *tls;        /* net_tls_transport: the client configuration */
     int registration;           /* net_verbs_transport: NET_REG_* */
+    uint32_t pack_max;          /* net_verbs_transport: a rendezvous below this many bytes is
+                                 * packed/unpacked through the staging buffer; 0: the
+                                 * default (64 KiB), at most 4 MiB; RFS_VERBS_PACK overrides */
 };
 
 struct net_transport {

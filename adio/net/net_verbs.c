@@ -1,7 +1,8 @@
 /*
  * The verbs transport (net_verbs.h): rdma_cm connection setup, eager
  * messages with credits, rendezvous by RDMA WRITE (gather) or RDMA READ
- * (scatter). Protocol: docs/rdma.md, "Verbs transport".
+ * (scatter), the two chosen by load where both are possible. Protocol:
+ * docs/rdma.md, "Verbs transport".
  *
  * Resources of a connection are made in this order and released in the
  * reverse one: event channel, cm id, PD, receive and send buffers and
@@ -17,6 +18,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,7 @@
 #define VERBS_STAGE_MAX    (4u << 20)
 #define VERBS_RD_ATOM      16           /* RDMA READs in flight */
 #define VERBS_HEAD_MAX     4096         /* a leading segment this small is a header: eager */
+#define VERBS_BUSY         8            /* a server with this many rendezvous is heavily loaded */
 
 enum wr_kind { WR_RECV = 1, WR_SEND = 2, WR_RDMA = 3 };
 #define WRID(kind, idx) (((uint64_t) (kind) << 32) | (uint32_t) (idx))
@@ -49,6 +52,7 @@ enum wr_kind { WR_RECV = 1, WR_SEND = 2, WR_RDMA = 3 };
 struct rx_item {
     struct rx_item *next;
     struct vmsg_hdr h;
+    enum vrdv_way way;          /* RTS: how it moves, 0 until the reader chose */
     uint64_t used;              /* bytes already read */
     uint8_t data[];             /* DATA: the payload */
 };
@@ -64,6 +68,9 @@ struct verbs_conn {
     struct ibv_cq *cq;
     int qp_made, connected;
     int timeout_ms;
+    int server;                 /* accepted, not connected */
+    uint32_t busy;              /* VERBS_BUSY or RFS_VERBS_BUSY */
+    uint32_t load_offset;       /* net_verbs_set_load_offset */
     int failed;                 /* negative errno once the connection is unusable */
     /* device limits and protocol sizes */
     int max_sge, max_sge_rd;
@@ -92,6 +99,30 @@ struct verbs_conn {
     struct verbs_registrar *reg;
     struct net_verbs_stats st;
 };
+
+/*
+ * The load of seed 001's adaptive rendezvous: the rendezvous this process
+ * takes part in on all its connections, as writer from its RTS to the end
+ * of the transfer, as reader from the RTS's arrival to its last byte.
+ * rfsd serves connections from several threads: atomic.
+ */
+static atomic_uint_fast32_t process_load;
+
+static void load_enter(void)
+{
+    atomic_fetch_add_explicit(&process_load, 1, memory_order_relaxed);
+}
+
+static void load_leave(void)
+{
+    atomic_fetch_sub_explicit(&process_load, 1, memory_order_relaxed);
+}
+
+static uint32_t own_load(const struct verbs_conn *c)
+{
+    uint_fast32_t n = atomic_load_explicit(&process_load, memory_order_relaxed);
+    return n > UINT32_MAX - c->load_offset ? UINT32_MAX : (uint32_t) n + c->load_offset;
+}
 
 static uint32_t env_u32(const char *name, uint32_t dflt, uint32_t lo, uint32_t hi)
 {
@@ -181,8 +212,19 @@ static struct verbs_conn *conn_new(const struct net_opts *opts)
     c->reg_mode = opts ? opts->registration : NET_REG_CACHED;
     c->depth = env_u32("RFS_VERBS_CREDITS", VERBS_CREDITS, 2, 1024);
     c->slot = VMSG_HDR_SIZE + env_u32("RFS_VERBS_EAGER", VERBS_EAGER, 64, 1u << 20);
-    c->pack_max = env_u32("RFS_VERBS_PACK", VERBS_PACK, 0, VERBS_STAGE_MAX);
+    uint32_t pack = opts && opts->pack_max ? opts->pack_max : VERBS_PACK;
+    if (pack > VERBS_STAGE_MAX)
+        pack = VERBS_STAGE_MAX;
+    c->pack_max = env_u32("RFS_VERBS_PACK", pack, 0, VERBS_STAGE_MAX);
+    c->busy = env_u32("RFS_VERBS_BUSY", VERBS_BUSY, 1, UINT32_MAX);
     return c;
+}
+
+static void free_rx_item(struct rx_item *it)
+{
+    if (it->h.type == VMSG_RTS)
+        load_leave();
+    free(it);
 }
 
 static void free_rx(struct verbs_conn *c)
@@ -190,7 +232,7 @@ static void free_rx(struct verbs_conn *c)
     while (c->rx_head) {
         struct rx_item *it = c->rx_head;
         c->rx_head = it->next;
-        free(it);
+        free_rx_item(it);
     }
     c->rx_tail = NULL;
 }
@@ -426,7 +468,7 @@ static void pop_rx(struct verbs_conn *c)
     c->rx_head = it->next;
     if (!c->rx_head)
         c->rx_tail = NULL;
-    free(it);
+    free_rx_item(it);
 }
 
 /*
@@ -454,11 +496,14 @@ static void on_recv(struct verbs_conn *c, uint32_t idx, uint32_t got)
             return;
         }
         it->h = h;
+        it->way = 0;
         it->used = 0;
         memcpy(it->data, buf + VMSG_HDR_SIZE, h.len);
         queue_rx(c, it);
-        if (h.type == VMSG_RTS)
+        if (h.type == VMSG_RTS) {
             c->seq_in = h.seq;
+            load_enter();
+        }
     } else if (h.type == VMSG_CTS) {
         if (c->cts_ready || h.seq != c->seq_out) {
             fail(c, -EPROTO);
@@ -592,6 +637,12 @@ static int have_fin(const struct verbs_conn *c, const void *arg)
 {
     (void) arg;
     return c->fins > 0;
+}
+
+static int have_fin_or_cts(const struct verbs_conn *c, const void *arg)
+{
+    (void) arg;
+    return c->fins > 0 || c->cts_ready;
 }
 
 static int chains_idle(const struct verbs_conn *c, const void *arg)
@@ -764,6 +815,21 @@ static int wait_fin(struct verbs_conn *c)
     return rc;
 }
 
+/* Writer side, source one region: the reader pulled it all (FIN) or
+ * chose to have it RDMA-written (CTS). */
+static int await_reader(struct verbs_conn *c, struct viov_cursor *cur,
+                        const struct verbs_region *reg, uint64_t total)
+{
+    int rc = wait_for(c, have_fin_or_cts, NULL);
+    if (rc)
+        return rc;
+    if (c->fins > 0) {
+        c->fins--;
+        return 0;
+    }
+    return write_on_cts(c, cur, reg, total);
+}
+
 static int single_segment(const struct iovec *iov, int cnt, int *seg)
 {
     int n = 0;
@@ -778,10 +844,11 @@ static int single_segment(const struct iovec *iov, int cnt, int *seg)
 /*
  * Rendezvous of a writev's bulk: below pack_max it is packed into the
  * staging buffer, above it the caller's own segments are registered. One
- * region is offered for the reader to RDMA-read; several segments are
- * RDMA-written (gathered) into the places the reader names by CTS.
+ * region is offered for the reader to RDMA-read, or to invite by CTS as it
+ * chooses; several segments are RDMA-written (gathered) into the places
+ * the reader names by CTS.
  */
-static int send_rendezvous(struct verbs_conn *c, const struct iovec *iov, int cnt, uint64_t total)
+static int offer_rendezvous(struct verbs_conn *c, const struct iovec *iov, int cnt, uint64_t total)
 {
     struct viov_cursor cur;
     struct verbs_region reg = { 0 };
@@ -803,7 +870,8 @@ static int send_rendezvous(struct verbs_conn *c, const struct iovec *iov, int cn
         if (rc < 0)
             return fail(c, rc);
     }
-    struct vmsg_hdr h = { .type = VMSG_RTS, .seq = ++c->seq_out, .total = total };
+    struct vmsg_hdr h = { .type = VMSG_RTS, .flags = c->server ? VMSG_F_SERVER : 0,
+                          .seq = ++c->seq_out, .total = total, .load = own_load(c) };
     int one = single_segment(iov, cnt, &seg);
     if (one) {
         h.addr = (uintptr_t) iov[seg].iov_base;
@@ -812,8 +880,17 @@ static int send_rendezvous(struct verbs_conn *c, const struct iovec *iov, int cn
     c->st.rendezvous++;
     rc = post_msg(c, &h, NULL);
     if (rc == 0)
-        rc = one ? wait_fin(c) : write_on_cts(c, &cur, &reg, total);
+        rc = one ? await_reader(c, &cur, &reg, total) : write_on_cts(c, &cur, &reg, total);
     verbs_deregister(&reg);
+    return rc;
+}
+
+/* The rendezvous counts in the process's load while it runs. */
+static int send_rendezvous(struct verbs_conn *c, const struct iovec *iov, int cnt, uint64_t total)
+{
+    load_enter();
+    int rc = offer_rendezvous(c, iov, cnt, total);
+    load_leave();
     return rc;
 }
 
@@ -913,12 +990,30 @@ static int invite(struct verbs_conn *c, struct rx_item *it, struct viov_cursor *
     return rc;
 }
 
+/* Reader side, once per rendezvous: several remote segments can only be
+ * gathered by the writer; one region is pulled or invited by load. */
+static enum vrdv_way choose_way(struct verbs_conn *c, const struct rx_item *it)
+{
+    if (!it->h.addr)
+        return VRDV_WRITE;
+    struct vrdv_side me = { .load = own_load(c), .server = c->server };
+    struct vrdv_side peer = { .load = it->h.load, .server = (it->h.flags & VMSG_F_SERVER) != 0 };
+    enum vrdv_way way = verbs_rendezvous_choose(me, peer, c->busy);
+    if (way == VRDV_READ)
+        c->st.adaptive_reads++;
+    else
+        c->st.adaptive_writes++;
+    return way;
+}
+
 static int read_rendezvous(struct verbs_conn *c, struct rx_item *it, struct viov_cursor *cur,
                            const struct iovec *iov, int cnt, struct verbs_region *reg,
                            uint64_t want)
 {
     uint64_t n = it->h.total - it->used < want ? it->h.total - it->used : want;
-    if (!it->h.addr)
+    if (!it->way)
+        it->way = choose_way(c, it);
+    if (it->way == VRDV_WRITE)
         return invite(c, it, cur, n);
     int rc = pull(c, it, cur, iov, cnt, reg, n);
     if (rc)
@@ -1010,6 +1105,12 @@ void net_verbs_stats(const struct net_conn *conn, struct net_verbs_stats *out)
     out->maps_reads = r.maps_reads;
     out->cache_hits = r.cache_hits;
     out->cache_misses = r.cache_misses;
+}
+
+void net_verbs_set_load_offset(struct net_conn *conn, uint32_t extra)
+{
+    if (conn && conn->transport == &net_verbs_transport)
+        ((struct verbs_conn *) conn)->load_offset = extra;
 }
 
 /* Server side. */
@@ -1137,6 +1238,7 @@ int net_verbs_accept(struct net_verbs_listener *l, const struct net_opts *opts, 
         rdma_destroy_id(id);
         return -ENOMEM;
     }
+    c->server = 1;
     if ((rc = accept_request(c, id, &h, peer_rd_atom)) < 0) {
         if (!c->id) {
             rdma_reject(id, NULL, 0);

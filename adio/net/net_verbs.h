@@ -36,6 +36,10 @@ struct net_verbs_stats {
     uint64_t maps_reads;        /* /proc/self/maps consulted after a refusal */
     uint64_t cache_hits, cache_misses;  /* the registration cache */
     uint64_t bounced_bytes;     /* rendezvous bytes unpacked through the staging buffer */
+    /* Rendezvous received whose source was one region, so this side chose
+     * (verbs_rendezvous_choose): pulled by RDMA READ, or invited the
+     * writer's RDMA WRITE by CTS. */
+    uint64_t adaptive_reads, adaptive_writes;
 };
 
 /* Whether this host has an RDMA device (rdma_transport=auto asks). */
@@ -43,6 +47,13 @@ int net_verbs_available(void);
 
 /* Counters of a verbs connection (zeros for any other). */
 void net_verbs_stats(const struct net_conn *c, struct net_verbs_stats *out);
+
+/*
+ * Tests and experiments: this connection counts `extra` rendezvous in
+ * progress beyond the process's own, in the load its RTS carries and in
+ * the choices it makes as a receiver (docs/rdma.md, "Adaptive rendezvous").
+ */
+void net_verbs_set_load_offset(struct net_conn *c, uint32_t extra);
 
 /* Server side: an rdma_cm listener; accept from the fd's readiness. */
 struct net_verbs_listener;

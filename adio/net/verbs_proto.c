@@ -12,13 +12,15 @@
 void vmsg_encode(const struct vmsg_hdr *h, uint8_t out[VMSG_HDR_SIZE])
 {
     out[0] = h->type;
-    out[1] = 0;
+    out[1] = h->flags;
     le_put16(out + 2, h->credits);
     le_put32(out + 4, h->len);
     le_put32(out + 8, h->seq);
     le_put32(out + 12, h->rkey);
     le_put64(out + 16, h->total);
     le_put64(out + 24, h->addr);
+    le_put32(out + 32, h->load);
+    le_put32(out + 36, 0);      /* pads the payload to 8-byte alignment */
 }
 
 int vmsg_decode(const uint8_t *in, size_t got, struct vmsg_hdr *h)
@@ -26,13 +28,18 @@ int vmsg_decode(const uint8_t *in, size_t got, struct vmsg_hdr *h)
     if (got < VMSG_HDR_SIZE)
         return -EPROTO;
     h->type = in[0];
+    h->flags = in[1];
     h->credits = le_get16(in + 2);
     h->len = le_get32(in + 4);
     h->seq = le_get32(in + 8);
     h->rkey = le_get32(in + 12);
     h->total = le_get64(in + 16);
     h->addr = le_get64(in + 24);
-    if (h->type < VMSG_DATA || h->type > VMSG_FIN || in[1] != 0)
+    h->load = le_get32(in + 32);
+    if (h->type < VMSG_DATA || h->type > VMSG_FIN || le_get32(in + 36) != 0)
+        return -EPROTO;
+    if ((h->flags & ~VMSG_F_SERVER) != 0 ||
+        (h->type != VMSG_RTS && (h->flags != 0 || h->load != 0)))
         return -EPROTO;
     if (h->len != got - VMSG_HDR_SIZE || (h->type != VMSG_DATA && h->len != 0))
         return -EPROTO;
@@ -96,6 +103,18 @@ int vhello_decode(const uint8_t *in, size_t len, struct vhello *h)
     if (h->depth < 2 || h->depth > 4096 || h->slot <= VMSG_HDR_SIZE || h->slot > (16u << 20))
         return -EPROTO;
     return 0;
+}
+
+enum vrdv_way verbs_rendezvous_choose(struct vrdv_side receiver, struct vrdv_side sender,
+                                      uint32_t busy)
+{
+    int receiver_heavy = receiver.server && receiver.load >= busy;
+    int sender_heavy = sender.server && sender.load >= busy;
+    /* Fairness to the clients of a busy server: the client does the work.
+     * Two busy servers (or none) are left to the loads. */
+    if (receiver_heavy != sender_heavy)
+        return receiver_heavy ? VRDV_WRITE : VRDV_READ;
+    return receiver.load < sender.load ? VRDV_READ : VRDV_WRITE;
 }
 
 /* Skip empty entries so that idx always names bytes still to move. */

@@ -1,8 +1,9 @@
 /*
  * The verbs transport over a real RDMA device (make check-rdma runs it in
  * the soft-RoCE guest): eager messages and credits, rendezvous by RDMA READ
- * and by RDMA WRITE, gather and scatter beyond max_sge, the pack path,
- * large transfers, and a peer killed in the middle of a transfer. Every
+ * and by RDMA WRITE and the choice between them by load, gather and scatter
+ * beyond max_sge, the pack path and its option, large transfers, and a
+ * peer killed in the middle of a transfer. Every
  * transfer is checked byte by byte, and the counters say which path ran.
  *   VERBS_ADDR: the address of the RDMA netdev (default 10.0.2.15)
  *   VERBS_TESTS: a cmocka test filter; test_link_lost runs only when named
@@ -76,19 +77,25 @@ static void *accept_main(void *arg)
     return NULL;
 }
 
-/* Client and server connections with timeouts of their own (0: none). */
-static void pair_open2(struct pair *p, int client_ms, int server_ms)
+/* Client and server connections, the client with options of its own. */
+static void pair_open_opts(struct pair *p, const struct net_opts *client, int server_ms)
 {
     assert_int_equal(net_verbs_listen(addr(), 0, &p->l), 0);
     snprintf(p->port, sizeof p->port, "%d", net_verbs_listener_port(p->l));
     struct acceptor a = { .l = p->l, .timeout_ms = server_ms };
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, accept_main, &a), 0);
-    struct net_opts opts = { .timeout_ms = client_ms };
-    assert_int_equal(net_connect(&net_verbs_transport, addr(), p->port, &opts, &p->client), 0);
+    assert_int_equal(net_connect(&net_verbs_transport, addr(), p->port, client, &p->client), 0);
     pthread_join(t, NULL);
     assert_non_null(a.conn);
     p->server = a.conn;
+}
+
+/* Client and server connections with timeouts of their own (0: none). */
+static void pair_open2(struct pair *p, int client_ms, int server_ms)
+{
+    struct net_opts opts = { .timeout_ms = client_ms };
+    pair_open_opts(p, &opts, server_ms);
 }
 
 static void pair_open(struct pair *p, int timeout_ms)
@@ -217,12 +224,21 @@ static void test_credits_pipelined(void **state)
     pair_close(&p);
 }
 
-/* Header eager, one data segment by rendezvous: the reader RDMA-reads it. */
+/*
+ * Both ends are one process here, so they share its load: the offsets of
+ * net_verbs_set_load_offset make one side the busier. 5 stays below the
+ * heavy-load threshold of a server (8), 1000 and 2000 are above it.
+ */
+enum { BUSIER = 5, HEAVY = 1000, HEAVIER = 2000 };
+
+/* Header eager, one data segment by rendezvous: the writer is the busier
+ * side, so the reader RDMA-reads it. */
 static void test_rendezvous_read(void **state)
 {
     (void) state;
     struct pair p;
     pair_open(&p, 20000);
+    net_verbs_set_load_offset(p.client, BUSIER);
     size_t n = 3u << 20;
     uint8_t hdr[24], got_hdr[24], *src = malloc(n), *dst = malloc(n);
     fill(hdr, sizeof hdr, 2);
@@ -243,8 +259,134 @@ static void test_rendezvous_read(void **state)
     assert_int_equal(w.eager_msgs, 1);
     assert_true(r.rdma_read_bytes == n);
     assert_int_equal(w.rdma_wrs, 0);
+    assert_int_equal(r.adaptive_reads, 1);
+    assert_int_equal(r.adaptive_writes, 0);
     free(src);
     free(dst);
+    pair_close(&p);
+}
+
+/*
+ * One region, so either side could do the RDMA; the transfer of n bytes
+ * from the writer w to the reader r (header first, eager) checks the data
+ * and returns both sides' counters.
+ */
+static void one_region(struct net_conn *w, struct net_conn *r, size_t n,
+                       struct net_verbs_stats *ws, struct net_verbs_stats *rs)
+{
+    uint8_t hdr[24], got_hdr[24], *src = malloc(n), *dst = calloc(1, n);
+    fill(hdr, sizeof hdr, 20);
+    fill(src, n, 21);
+    struct iovec iov[2] = { { hdr, sizeof hdr }, { src, n } };
+    struct send_job j = { .conn = w, .iov = iov, .cnt = 2 };
+    pthread_t t = send_async(&j);
+    assert_int_equal(net_readn(r, got_hdr, sizeof got_hdr), 0);
+    assert_int_equal(net_readn(r, dst, n), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(j.rc, 0);
+    assert_memory_equal(hdr, got_hdr, sizeof hdr);
+    assert_memory_equal(src, dst, n);
+    net_verbs_stats(w, ws);
+    net_verbs_stats(r, rs);
+    free(src);
+    free(dst);
+}
+
+/* The reader chose RDMA READ: the writer posted no work request. */
+static void assert_read_chosen(const struct net_verbs_stats *w, const struct net_verbs_stats *r,
+                               size_t n)
+{
+    assert_int_equal(r->adaptive_reads, 1);
+    assert_int_equal(r->adaptive_writes, 0);
+    assert_true(r->rdma_read_bytes == n);
+    assert_int_equal(w->rdma_wrs, 0);
+}
+
+/* The reader chose CTS: the writer RDMA-wrote, the reader posted nothing. */
+static void assert_write_chosen(const struct net_verbs_stats *w, const struct net_verbs_stats *r,
+                                size_t n)
+{
+    assert_int_equal(r->adaptive_writes, 1);
+    assert_int_equal(r->adaptive_reads, 0);
+    assert_true(w->rdma_write_bytes == n);
+    assert_int_equal(r->rdma_wrs, 0);
+}
+
+/* Equally loaded: the reader is not the less loaded side, it invites the
+ * writer's RDMA WRITE, straight into its own buffer. */
+static void test_adaptive_write(void **state)
+{
+    (void) state;
+    struct pair p;
+    pair_open(&p, 20000);
+    size_t n = 3u << 20;
+    struct net_verbs_stats w, r;
+    one_region(p.client, p.server, n, &w, &r);
+    assert_write_chosen(&w, &r, n);
+    assert_true(r.bounced_bytes == 0);
+    pair_close(&p);
+}
+
+/* The reader is the client: the less loaded client reads from a server. */
+static void test_adaptive_read_from_server(void **state)
+{
+    (void) state;
+    struct pair p;
+    pair_open(&p, 20000);
+    net_verbs_set_load_offset(p.server, BUSIER);
+    size_t n = 3u << 20;
+    struct net_verbs_stats w, r;
+    one_region(p.server, p.client, n, &w, &r);
+    assert_read_chosen(&w, &r, n);
+    pair_close(&p);
+}
+
+/* A heavily loaded server receives: the client RDMA-writes, though the
+ * server is the less loaded side (loads alone would have it read). */
+static void test_adaptive_heavy_server_receives(void **state)
+{
+    (void) state;
+    struct pair p;
+    pair_open(&p, 20000);
+    net_verbs_set_load_offset(p.server, HEAVY);
+    net_verbs_set_load_offset(p.client, HEAVIER);
+    size_t n = 3u << 20;
+    struct net_verbs_stats w, r;
+    one_region(p.client, p.server, n, &w, &r);
+    assert_write_chosen(&w, &r, n);
+    pair_close(&p);
+}
+
+/* A heavily loaded server sends: the client RDMA-reads, though it is the
+ * more loaded side (loads alone would have the server write). */
+static void test_adaptive_heavy_server_sends(void **state)
+{
+    (void) state;
+    struct pair p;
+    pair_open(&p, 20000);
+    net_verbs_set_load_offset(p.server, HEAVY);
+    net_verbs_set_load_offset(p.client, HEAVIER);
+    size_t n = 3u << 20;
+    struct net_verbs_stats w, r;
+    one_region(p.server, p.client, n, &w, &r);
+    assert_read_chosen(&w, &r, n);
+    pair_close(&p);
+}
+
+/* A packed (staged) rendezvous is one region too: RDMA-written from the
+ * writer's staging buffer into the reader's. */
+static void test_adaptive_packed_write(void **state)
+{
+    (void) state;
+    struct pair p;
+    pair_open(&p, 20000);
+    size_t n = 40000;
+    struct net_verbs_stats w, r;
+    one_region(p.client, p.server, n, &w, &r);
+    assert_write_chosen(&w, &r, n);
+    assert_true(r.bounced_bytes == n);
+    assert_int_equal(w.registrations, 0);
+    assert_int_equal(r.registrations, 0);
     pair_close(&p);
 }
 
@@ -276,18 +418,23 @@ static void test_gather_write(void **state)
     assert_true(w.rdma_multi_sge > 0);
     assert_true(w.rdma_wrs > 1);
     assert_true(w.signalled < w.rdma_wrs);
+    struct net_verbs_stats r;                   /* several segments: no choice to make */
+    net_verbs_stats(p.server, &r);
+    assert_int_equal(r.adaptive_reads + r.adaptive_writes, 0);
     free(iov);
     free(src);
     free(dst);
     pair_close(&p);
 }
 
-/* One contiguous source scattered into more segments than max_sge. */
+/* One contiguous source scattered into more segments than max_sge (the
+ * writer busier: the reader RDMA-reads). */
 static void test_scatter_readv(void **state)
 {
     (void) state;
     struct pair p;
     pair_open(&p, 20000);
+    net_verbs_set_load_offset(p.client, BUSIER);
     size_t n = 2u << 20;
     int segs = 500;
     uint8_t *src = malloc(n), *dst = calloc(1, n);
@@ -365,6 +512,38 @@ static void test_pack_path(void **state)
     assert_int_equal(w.registrations, 0);
     assert_int_equal(r.registrations, 0);
     assert_true(r.bounced_bytes + w.eager_bytes == n);     /* leading small segments: eager */
+    free(iov);
+    free(src);
+    free(dst);
+    pair_close(&p);
+}
+
+/* pack_max of net_opts: 512 KiB of many segments packed by the writer (no
+ * registration), where the default (64 KiB) would register them. */
+static void test_pack_max_option(void **state)
+{
+    (void) state;
+    if (getenv("RFS_VERBS_PACK"))
+        skip();                         /* the environment overrides the option */
+    struct pair p;
+    struct net_opts opts = { .timeout_ms = 20000, .pack_max = 1u << 20 };
+    pair_open_opts(&p, &opts, 20000);
+    size_t n = 512u << 10;
+    uint8_t *src = malloc(n), *dst = malloc(n);
+    fill(src, n, 14);
+    struct iovec *iov = cut(src, n, 40, 9);
+    struct send_job j = { .conn = p.client, .iov = iov, .cnt = 40 };
+    pthread_t t = send_async(&j);
+    assert_int_equal(net_readn(p.server, dst, n), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(j.rc, 0);
+    assert_memory_equal(src, dst, n);
+    struct net_verbs_stats w, r;
+    net_verbs_stats(p.client, &w);
+    net_verbs_stats(p.server, &r);
+    assert_int_equal(w.rendezvous, 1);
+    assert_int_equal(w.registrations, 0);
+    assert_int_equal(r.adaptive_reads + r.adaptive_writes, 1);  /* staged: one region */
     free(iov);
     free(src);
     free(dst);
@@ -502,6 +681,7 @@ static void test_link_lost(void **state)
     (void) state;
     struct pair p;
     pair_open2(&p, 20000, 0);
+    net_verbs_set_load_offset(p.client, BUSIER);        /* the reader reads */
     size_t n = 64u << 20;
     uint8_t *src = malloc(n), *dst = malloc(n);
     fill(src, n, 12);
@@ -600,10 +780,16 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_eager),
         cmocka_unit_test(test_credits_pipelined),
         cmocka_unit_test(test_rendezvous_read),
+        cmocka_unit_test(test_adaptive_write),
+        cmocka_unit_test(test_adaptive_read_from_server),
+        cmocka_unit_test(test_adaptive_heavy_server_receives),
+        cmocka_unit_test(test_adaptive_heavy_server_sends),
+        cmocka_unit_test(test_adaptive_packed_write),
         cmocka_unit_test(test_gather_write),
         cmocka_unit_test(test_scatter_readv),
         cmocka_unit_test(test_both_noncontig),
         cmocka_unit_test(test_pack_path),
+        cmocka_unit_test(test_pack_max_option),
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_receive_timeout),
         cmocka_unit_test(test_end_of_stream),

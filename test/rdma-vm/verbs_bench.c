@@ -1,7 +1,10 @@
 /*
  * Throughput of the verbs transport: one connection, a writer thread
  * sending messages of MSG bytes, the reader taking them. Modes:
- *   read    each message one segment: the reader RDMA-reads it
+ *   read    each message one segment, the writer the busier side: the
+ *           reader RDMA-reads it
+ *   write   each message one segment, equal loads: the reader invites the
+ *           writer's RDMA WRITE by CTS
  *   gather  each message 64 segments: the writer RDMA-writes (gathers)
  *   eager   8 KiB messages: eager sends with credits
  * and seed 000's Figure 4, list I/O of 128 segments of SEG bytes each:
@@ -72,7 +75,7 @@ int main(int argc, char **argv)
 {
     int segmented = argc == 5 && strncmp(argv[2], "seg-", 4) == 0;
     if (argc != 4 && !segmented) {
-        fprintf(stderr, "usage: verbs_bench ADDR read|gather|eager MIB\n"
+        fprintf(stderr, "usage: verbs_bench ADDR read|write|gather|eager MIB\n"
                         "       verbs_bench ADDR seg-gather|seg-pack|seg-each MIB SEG\n");
         return 2;
     }
@@ -98,6 +101,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "verbs_bench: no connection (%d)\n", crc);
         return 1;
     }
+    /* both ends share this process's load: make the writer the busier one */
+    if (strcmp(j.mode, "read") == 0)
+        net_verbs_set_load_offset(j.conn, 5);
     uint8_t *buf = malloc(j.msg);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

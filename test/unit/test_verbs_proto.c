@@ -1,5 +1,6 @@
-/* The verbs transport's pure logic: message framing, credits, the cut of
- * I/O vectors into work requests. Runs without an RDMA device. */
+/* The verbs transport's pure logic: message framing, credits, the choice
+ * of RDMA READ or WRITE, the cut of I/O vectors into work requests. Runs
+ * without an RDMA device. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,8 +18,9 @@ static void test_header_round_trip(void **state)
 {
     (void) state;
     uint8_t buf[VMSG_HDR_SIZE + 5];
-    struct vmsg_hdr h = { .type = VMSG_RTS, .credits = 7, .seq = 3, .rkey = 0xdeadbeef,
-                          .total = (5ull << 32) + 1, .addr = 0x7f0012345678ull };
+    struct vmsg_hdr h = { .type = VMSG_RTS, .flags = VMSG_F_SERVER, .credits = 7, .seq = 3,
+                          .rkey = 0xdeadbeef, .total = (5ull << 32) + 1,
+                          .addr = 0x7f0012345678ull, .load = 0xfffffffe };
     vmsg_encode(&h, buf);
     struct vmsg_hdr d;
     assert_int_equal(vmsg_decode(buf, VMSG_HDR_SIZE, &d), 0);
@@ -28,6 +30,8 @@ static void test_header_round_trip(void **state)
     assert_int_equal(d.rkey, 0xdeadbeef);
     assert_true(d.total == (5ull << 32) + 1);
     assert_true(d.addr == 0x7f0012345678ull);
+    assert_int_equal(d.flags, VMSG_F_SERVER);
+    assert_true(d.load == 0xfffffffe);
 
     struct vmsg_hdr data = { .type = VMSG_DATA, .len = 5 };
     vmsg_encode(&data, buf);
@@ -52,6 +56,21 @@ static void test_header_rejects(void **state)
     assert_int_equal(vmsg_decode(buf, VMSG_HDR_SIZE, &d), -EPROTO);
     buf[0] = 9;                                                             /* unknown type */
     assert_int_equal(vmsg_decode(buf, VMSG_HDR_SIZE, &d), -EPROTO);
+
+    struct vmsg_hdr ok = { .type = VMSG_RTS, .total = 1, .flags = VMSG_F_SERVER, .load = 3 };
+    vmsg_encode(&ok, buf);
+    assert_int_equal(vmsg_decode(buf, VMSG_HDR_SIZE, &d), 0);
+    buf[1] = 0x02;                                                          /* unknown flag */
+    assert_int_equal(vmsg_decode(buf, VMSG_HDR_SIZE, &d), -EPROTO);
+    vmsg_encode(&ok, buf);
+    buf[39] = 1;                                                            /* padding not zero */
+    assert_int_equal(vmsg_decode(buf, VMSG_HDR_SIZE, &d), -EPROTO);
+    struct vmsg_hdr cts = { .type = VMSG_CTS, .total = 1, .flags = VMSG_F_SERVER };
+    vmsg_encode(&cts, buf);                                                 /* flags off an RTS */
+    assert_int_equal(vmsg_decode(buf, VMSG_HDR_SIZE, &d), -EPROTO);
+    struct vmsg_hdr credit = { .type = VMSG_CREDIT, .load = 1 };            /* load off an RTS */
+    vmsg_encode(&credit, buf);
+    assert_int_equal(vmsg_decode(buf, VMSG_HDR_SIZE, &d), -EPROTO);
 }
 
 static void test_hello(void **state)
@@ -72,6 +91,48 @@ static void test_hello(void **state)
     h.slot = VMSG_HDR_SIZE;             /* no room for data */
     vhello_encode(&h, b);
     assert_int_equal(vhello_decode(b, sizeof b, &d), -EPROTO);
+    h.slot = 8232;
+    vhello_encode(&h, b);
+    b[4] = 1;                           /* version 1: a 32-byte header, no load in the RTS */
+    assert_int_equal(vhello_decode(b, sizeof b, &d), -EPROTO);
+}
+
+/* Fig. 6 of seed 001, every branch. */
+static enum vrdv_way choose(uint32_t rload, int rserver, uint32_t sload, int sserver)
+{
+    return verbs_rendezvous_choose((struct vrdv_side) { rload, rserver },
+                                   (struct vrdv_side) { sload, sserver }, 8);
+}
+
+static void test_rendezvous_choice(void **state)
+{
+    (void) state;
+    /* No server under heavy load: the less loaded receiver reads, else the sender writes. */
+    assert_int_equal(choose(1, 0, 2, 1), VRDV_READ);
+    assert_int_equal(choose(2, 0, 2, 1), VRDV_WRITE);   /* equal: not less loaded */
+    assert_int_equal(choose(3, 0, 2, 1), VRDV_WRITE);
+    assert_int_equal(choose(1, 1, 7, 0), VRDV_READ);    /* server just below the threshold */
+    assert_int_equal(choose(7, 1, 1, 0), VRDV_WRITE);
+    /* A heavily loaded server receives: the client (sender) RDMA-writes, even when the
+     * server is the less loaded side. */
+    assert_int_equal(choose(8, 1, 100, 0), VRDV_WRITE);
+    assert_int_equal(choose(8, 1, 1, 0), VRDV_WRITE);
+    /* A heavily loaded server sends: the client (receiver) RDMA-reads, even when the
+     * client is the more loaded side. */
+    assert_int_equal(choose(100, 0, 8, 1), VRDV_READ);
+    assert_int_equal(choose(1, 0, 8, 1), VRDV_READ);
+    /* A busy client is no reason: loads decide. */
+    assert_int_equal(choose(100, 0, 1, 0), VRDV_WRITE);
+    assert_int_equal(choose(1, 0, 100, 0), VRDV_READ);
+    /* Both servers busy (no client to turn to): loads decide. */
+    assert_int_equal(choose(9, 1, 10, 1), VRDV_READ);
+    assert_int_equal(choose(10, 1, 9, 1), VRDV_WRITE);
+    /* Two servers, one busy: the other one does the work. */
+    assert_int_equal(choose(9, 1, 1, 1), VRDV_WRITE);
+    assert_int_equal(choose(1, 1, 9, 1), VRDV_READ);
+    /* Loads at the top of the range. */
+    assert_int_equal(choose(UINT32_MAX - 1, 0, UINT32_MAX, 0), VRDV_READ);
+    assert_int_equal(choose(UINT32_MAX, 0, UINT32_MAX, 0), VRDV_WRITE);
 }
 
 /* Data messages never take the last credit; a credit return may. */
@@ -197,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_header_round_trip),
         cmocka_unit_test(test_header_rejects),
         cmocka_unit_test(test_hello),
+        cmocka_unit_test(test_rendezvous_choice),
         cmocka_unit_test(test_credits_reserve),
         cmocka_unit_test(test_credits_no_deadlock),
         cmocka_unit_test(test_wr_plan),
