@@ -23,6 +23,10 @@
  * transport as segments (gathered, scattered, registered as groups) when
  * its runs are this long on average; shorter ones are packed. */
 #define ADIOI_RDMA_SEGMENTS_FROM 1024
+/* rdma_pack_threshold: the verbs transport's default, and its most (its
+ * staging buffer) */
+#define ADIOI_RDMA_PACK_DEFAULT (64u << 10)
+#define ADIOI_RDMA_PACK_MOST    (4u << 20)
 
 /* rdma_io_method: the stripe methods, and ROMIO's data sieving. */
 #define ADIOI_RDMA_SIEVE STRIPE_METHODS
@@ -42,6 +46,7 @@ typedef struct ADIOI_RDMA_File {
     int transport;              /* rdma_transport asked: ADIOI_RDMA_TRANSPORT_* */
     int verbs;                  /* the connections are verbs (else TCP or TLS) */
     int registration;           /* rdma_registration: NET_REG_* */
+    uint32_t pack_max;          /* rdma_pack_threshold: below, verbs packs (0: its default) */
     int coll;                   /* rdma_coll: ADIOI_RDMA_COLL_* */
     int coll_keep;              /* rdma_coll_cache=enable: reads stay hot on the servers */
     int64_t segments_from;      /* rdma_memory_segments: the mean memory run sent as is */

@@ -96,6 +96,9 @@ void ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f)
     if (info_value(fd->info, "rdma_registration", value))
         f->registration = !strcmp(value, "individual") ? NET_REG_INDIVIDUAL
                         : !strcmp(value, "ogr") ? NET_REG_OGR : NET_REG_CACHED;
+    f->pack_max = 0;
+    if (info_value(fd->info, "rdma_pack_threshold", value))
+        f->pack_max = (uint32_t) strtoul(value, NULL, 10);     /* checked by SetInfo */
     f->coll = ADIOI_RDMA_COLL_AUTO;
     if (info_value(fd->info, "rdma_coll", value))
         f->coll = !strcmp(value, "two_phase") ? ADIOI_RDMA_COLL_TWO_PHASE

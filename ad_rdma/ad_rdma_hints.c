@@ -28,6 +28,8 @@ static void install_defaults(ADIO_File fd)
     ADIOI_Info_set(fd->info, "rdma_registration", "cached");
     ADIOI_Info_set(fd->info, "rdma_coll_cache", "disable");
     ADIOI_Info_set(fd->info, "rdma_memory_segments", "auto");
+    snprintf(value, sizeof value, "%u", ADIOI_RDMA_PACK_DEFAULT);
+    ADIOI_Info_set(fd->info, "rdma_pack_threshold", value);
 }
 
 /* A string hint taken only when `ok` accepts it. */
@@ -72,6 +74,14 @@ static int enable_disable_auto(const char *v)
     return enable_or_disable(v) || !strcmp(v, "auto");
 }
 
+/* rdma_pack_threshold: 1 byte up to the verbs staging buffer */
+static int pack_threshold(const char *v)
+{
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    return end != v && *end == '\0' && n >= 1 && n <= ADIOI_RDMA_PACK_MOST;
+}
+
 static int pair_count(const char *v)
 {
     return atoi(v) > 0 && atoi(v) <= RFS_MAX_PAIRS;
@@ -105,6 +115,7 @@ void ADIOI_RDMA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         if (!fd->fs_ptr) {
             install_checked(fd, users_info, "rdma_transport", known_transport);
             install_checked(fd, users_info, "rdma_registration", known_registration);
+            install_checked(fd, users_info, "rdma_pack_threshold", pack_threshold);
             if (ADIOI_Info_check_and_install_int(fd, users_info, "striping_factor",
                                                  &fd->hints->striping_factor, myname,
                                                  error_code) < 0)

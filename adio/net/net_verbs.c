@@ -990,12 +990,18 @@ static int invite(struct verbs_conn *c, struct rx_item *it, struct viov_cursor *
     return rc;
 }
 
-/* Reader side, once per rendezvous: several remote segments can only be
- * gathered by the writer; one region is pulled or invited by load. */
-static enum vrdv_way choose_way(struct verbs_conn *c, const struct rx_item *it)
+/* Reader side, once per rendezvous (its first n bytes): several remote
+ * segments can only be gathered by the writer; several local segments
+ * only take the data without a copy by an RDMA READ scattering into
+ * them (an invited write lands in one place); one region into one is
+ * pulled or invited by load. */
+static enum vrdv_way choose_way(struct verbs_conn *c, const struct rx_item *it,
+                                const struct viov_cursor *cur, uint64_t n)
 {
     if (!it->h.addr)
         return VRDV_WRITE;
+    if (n >= c->pack_max && cur->iov[cur->idx].iov_len - cur->off < n)
+        return VRDV_READ;
     struct vrdv_side me = { .load = own_load(c), .server = c->server };
     struct vrdv_side peer = { .load = it->h.load, .server = (it->h.flags & VMSG_F_SERVER) != 0 };
     enum vrdv_way way = verbs_rendezvous_choose(me, peer, c->busy);
@@ -1012,7 +1018,7 @@ static int read_rendezvous(struct verbs_conn *c, struct rx_item *it, struct viov
 {
     uint64_t n = it->h.total - it->used < want ? it->h.total - it->used : want;
     if (!it->way)
-        it->way = choose_way(c, it);
+        it->way = choose_way(c, it, cur, n);
     if (it->way == VRDV_WRITE)
         return invite(c, it, cur, n);
     int rc = pull(c, it, cur, iov, cnt, reg, n);

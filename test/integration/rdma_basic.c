@@ -150,11 +150,15 @@ static void method_case(const char *prefix, const char *method, const char *unit
     MPI_Info_set(info, "striping_unit", unit);
     MPI_Info_set(info, "striping_factor", factor);
     MPI_Info_set(info, "rdma_io_method", method);
+    MPI_Info_set(info, "rdma_pack_threshold", "131072");
+    MPI_Info_set(info, "rdma_memory_segments", "sometimes");    /* not a value: ignored */
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
     MPI_Info_free(&info);
     info_expect(fh, "striping_unit", unit);
     info_expect(fh, "striping_factor", factor);
     info_expect(fh, "rdma_io_method", method);
+    info_expect(fh, "rdma_pack_threshold", "131072");
+    info_expect(fh, "rdma_memory_segments", "auto");
     info_expect(fh, "rdma_servers", NULL);
 
     MPI_Datatype view = file_view(), mem = memory_type();
@@ -216,10 +220,12 @@ static void method_case(const char *prefix, const char *method, const char *unit
     MPI_Info_create(&info);
     MPI_Info_set(info, "striping_unit", "12345");
     MPI_Info_set(info, "striping_factor", "1");
+    MPI_Info_set(info, "rdma_pack_threshold", "0");     /* out of range: the default stays */
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, info, &fh));
     MPI_Info_free(&info);
     info_expect(fh, "striping_unit", unit);
     info_expect(fh, "striping_factor", factor);
+    info_expect(fh, "rdma_pack_threshold", "65536");
     CHECK_MPI(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
