@@ -35,45 +35,28 @@ static void die(const char *what, int rc)
 
 /*
  * The file type of this process, its displacement and the number of ints
- * it holds. Built from subarray and vector constructors (not darray) so
- * that the datatype engine decomposes them: what is timed is the I/O.
+ * it holds: a darray, as applications write these distributions (the
+ * datatype engine decomposes darrays itself, so what is timed is the
+ * I/O). block3d: BLOCK in three dimensions (coll_perf's shape); cyclic:
+ * CYCLIC(k) x CYCLIC(k).
  */
 static MPI_Datatype make_view(const char *pattern, int n, int k, int *count, MPI_Offset *disp)
 {
     MPI_Datatype t;
-    int ndims = strcmp(pattern, "block3d") == 0 ? 3 : 2, dims[3] = { 0, 0, 0 }, coords[3];
+    int ndims = strcmp(pattern, "block3d") == 0 ? 3 : 2, dims[3] = { 0, 0, 0 };
+    int gsizes[3] = { n, n, n }, distribs[3], dargs[3];
     MPI_Dims_create(nprocs, ndims, dims);
-    int r = rank;
-    for (int d = ndims - 1; d >= 0; d--) {
-        coords[d] = r % dims[d];
-        r /= dims[d];
+    for (int d = 0; d < ndims; d++) {
+        distribs[d] = ndims == 3 ? MPI_DISTRIBUTE_BLOCK : MPI_DISTRIBUTE_CYCLIC;
+        dargs[d] = ndims == 3 ? MPI_DISTRIBUTE_DFLT_DARG : k;
     }
-    if (ndims == 3) {
-        int sizes[3] = { n, n, n }, sub[3], starts[3];
-        for (int d = 0; d < 3; d++) {
-            sub[d] = n / dims[d];
-            starts[d] = coords[d] * sub[d];
-        }
-        MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C, MPI_INT, &t);
-        *disp = 0;
-        *count = sub[0] * sub[1] * sub[2];
-    } else {
-        /* CYCLIC(k) x CYCLIC(k): a row of this process's k-wide chunks, k
-         * such rows, every dims[0]-th band of k rows */
-        MPI_Datatype row, band;
-        MPI_Type_vector(n / (k * dims[1]), k, k * dims[1], MPI_INT, &row);
-        MPI_Type_create_resized(row, 0, (MPI_Aint) n * (MPI_Aint) sizeof(int), &band);
-        MPI_Type_free(&row);
-        MPI_Type_contiguous(k, band, &row);
-        MPI_Type_free(&band);
-        MPI_Type_create_hvector(n / (k * dims[0]), 1,
-                                (MPI_Aint) k * dims[0] * n * (MPI_Aint) sizeof(int), row, &t);
-        MPI_Type_free(&row);
-        *disp = ((MPI_Offset) coords[0] * k * n + (MPI_Offset) coords[1] * k) *
-                (MPI_Offset) sizeof(int);
-        *count = (n / dims[0]) * (n / dims[1]);
-    }
+    MPI_Type_create_darray(nprocs, rank, ndims, gsizes, distribs, dargs, dims, MPI_ORDER_C,
+                           MPI_INT, &t);
     MPI_Type_commit(&t);
+    MPI_Count size;
+    MPI_Type_size_x(t, &size);
+    *disp = 0;
+    *count = (int) (size / (MPI_Count) sizeof(int));
     return t;
 }
 
