@@ -146,7 +146,8 @@ mpi_over_verbs() {
 # ROMIO's own test suite (test/romio/run.sh, compiled on the host by run.sh)
 # over rdma: with rdma_transport=verbs on rfsd --rdma: each test counts.
 romio_over_verbs() {
-    modes=${ROMIO_VERBS_MODES:-rdma-2-65536-list}
+    # romio_verbs_modes: run.sh's ROMIO_VERBS_MODES, through the kernel command line
+    modes=$(echo "${romio_verbs_modes:-rdma-2-65536-list}" | tr , ' ')
     echo "== ROMIO's test suite over rdma: with rdma_transport=verbs ($modes)"
     mpiexec=$rfs_repo/build/install/bin/mpiexec
     romio_bin=$rfs_repo/build/obj/plain/romio/bin

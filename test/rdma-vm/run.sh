@@ -5,6 +5,8 @@
 # a writable 9p share and print "N passed, N failed, N skipped".
 #   run.sh REPO [GUEST_SCRIPT]
 # RDMA_VM_TIMEOUT (seconds, default 900) bounds the whole guest run.
+# ROMIO_VERBS_MODES: the test/romio/run.sh modes (comma separated) the
+# guest runs ROMIO's test suite in over verbs (default rdma-2-65536-list).
 set -u
 repo=$(cd "$1" && pwd)
 guest_script=${2:-$repo/test/rdma-vm/guest-tests.sh}
@@ -61,7 +63,7 @@ echo "check-rdma: booting $kver under qemu (TCG), results in $work"
 start=$(date +%s)
 qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 3G -M pc \
     -kernel "$kernel" -initrd "$initrd" \
-    -append "console=ttyS0 rdinit=/init panic=1 quiet rfs_guest=$repo/test/rdma-vm/guest-init.sh rfs_tests=$guest_script rfs_repo=$repo" \
+    -append "console=ttyS0 rdinit=/init panic=1 quiet rfs_guest=$repo/test/rdma-vm/guest-init.sh rfs_tests=$guest_script rfs_repo=$repo${ROMIO_VERBS_MODES:+ romio_verbs_modes=$ROMIO_VERBS_MODES}" \
     -fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
     -device virtio-9p-pci,fsdev=root,mount_tag=rootfs \
     -fsdev local,id=res,path="$work/results",security_model=none \
