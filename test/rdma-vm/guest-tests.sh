@@ -87,6 +87,20 @@ striped_over_verbs() {
     cat /tmp/obj1.log /tmp/obj2.log /tmp/obj3.log
 }
 
+# The sum of the "over verbs" lines of rdma: statistics (ROMIO_RDMA_STATS)
+# on stdin, all processes and servers.
+verbs_traffic() {
+    grep "over verbs" | awk '
+        { for (i = 1; i <= NF; i++) {
+              if ($i == "eager" && $(i + 1) == "messages,") e += $(i - 1)
+              if ($i == "rendezvous,") r += $(i - 1)
+              if ($i == "RDMA" && $(i + 1) == "work") w += $(i - 1)
+              if ($i == "with" && $(i + 1) == "more") m += substr($(i - 1), 2) } }
+        END { printf "   rdma: over verbs, all processes and servers: %d eager messages, " \
+              "%d rendezvous, %d RDMA work requests, %d of them with more than one SGE\n",
+              e, r, w, m }'
+}
+
 # The rdma: driver through MPI over verbs: rdma_basic (every method,
 # collective calls disk-directed) on two rfsd --rdma with
 # rdma_transport=verbs, and what its statistics say went how.
@@ -120,15 +134,7 @@ mpi_over_verbs() {
         65536 2 $roots > /tmp/mpi.log 2>&1
     # The driver packs noncontiguous memory before the transport, and these
     # requests are small: say what went how (docs/rdma.md, "Verbs transport").
-    grep "over verbs" /tmp/mpi.log | awk '
-        { for (i = 1; i <= NF; i++) {
-              if ($i == "eager" && $(i + 1) == "messages,") e += $(i - 1)
-              if ($i == "rendezvous,") r += $(i - 1)
-              if ($i == "RDMA" && $(i + 1) == "work") w += $(i - 1)
-              if ($i == "with" && $(i + 1) == "more") m += substr($(i - 1), 2) } }
-        END { printf "   rdma: over verbs, all processes and servers: %d eager messages, " \
-              "%d rendezvous, %d RDMA work requests, %d of them with more than one SGE\n",
-              e, r, w, m }'
+    verbs_traffic < /tmp/mpi.log
     if grep -q " No Errors" /tmp/mpi.log; then ok "rdma_basic over verbs"; else
         tail -20 /tmp/mpi.log
         bad "rdma_basic over verbs"
@@ -137,10 +143,49 @@ mpi_over_verbs() {
     wait $pids
 }
 
+# ROMIO's own test suite (test/romio/run.sh, compiled on the host by run.sh)
+# over rdma: with rdma_transport=verbs on rfsd --rdma: each test counts.
+romio_over_verbs() {
+    # romio_verbs_modes: run.sh's ROMIO_VERBS_MODES, through the kernel command line
+    modes=$(echo "${romio_verbs_modes:-rdma-2-65536-list}" | tr , ' ')
+    echo "== ROMIO's test suite over rdma: with rdma_transport=verbs ($modes)"
+    mpiexec=$rfs_repo/build/install/bin/mpiexec
+    romio_bin=$rfs_repo/build/obj/plain/romio/bin
+    if [ ! -x "$mpiexec" ] || [ ! -d "$romio_bin" ]; then
+        skipped=$((skipped + 1))
+        echo "SKIP: ROMIO's test suite over verbs (no MPICH build)"
+        return
+    fi
+    hostname localhost
+    export MPIR_CVAR_CH3_INTERFACE_HOSTNAME=127.0.0.1
+    t0=$(date +%s)
+    rm -f /tmp/romio.res
+    # shellcheck disable=SC2086
+    ROMIO_PHASE=run ROMIO_BIN=$romio_bin RFSD=$bin/rfsd RDMA_HOST=$addr ROMIO_RDMA_STATS=1 \
+        RDMA_SERVER_ARGS="--bind $addr --rdma --log-level warn" RDMA_TRANSPORT=verbs \
+        ROMIO_TIMEOUT=${ROMIO_VERBS_TIMEOUT:-120} \
+        bash "$rfs_repo/test/romio/run.sh" "$rfs_repo/build/install" /nonexistent /tmp/romio \
+        /tmp/romio.res $modes
+    echo "   ROMIO's test suite over verbs took $(( $(date +%s) - t0 ))s"
+    # every file of a passing test went over verbs (rdma_transport=verbs has
+    # no fallback): say how, and which tests opened no rdma: file at all
+    cat /tmp/romio/logs/romio.*.out 2>/dev/null | verbs_traffic
+    none=$(cd /tmp/romio/logs 2>/dev/null && grep -L "over verbs" romio.*.out |
+        sed 's/^romio\.//; s/\.out$//' | tr '\n' ' ')
+    echo "   with no rdma: statistics: ${none:-none}"
+    if [ -s /tmp/romio.res ]; then
+        read -r p f s < /tmp/romio.res
+        passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+    else
+        bad "ROMIO's test suite over verbs did not finish"
+    fi
+}
+
 transport_tests plain
 rfs_over_verbs plain
 striped_over_verbs
 mpi_over_verbs
+romio_over_verbs
 transport_tests asan
 rfs_over_verbs asan
 transport_tests tsan

@@ -5,6 +5,8 @@
 # a writable 9p share and print "N passed, N failed, N skipped".
 #   run.sh REPO [GUEST_SCRIPT]
 # RDMA_VM_TIMEOUT (seconds, default 900) bounds the whole guest run.
+# ROMIO_VERBS_MODES: the test/romio/run.sh modes (comma separated) the
+# guest runs ROMIO's test suite in over verbs (default rdma-2-65536-list).
 set -u
 repo=$(cd "$1" && pwd)
 guest_script=${2:-$repo/test/rdma-vm/guest-tests.sh}
@@ -19,6 +21,11 @@ if [ -x "$repo/build/install/bin/mpicc" ]; then
     "$repo/build/install/bin/mpicc" -std=c11 -D_GNU_SOURCE -O2 -I"$repo/adio" \
         -o "$repo/build/obj/plain/rdma_basic_mpi" "$repo/test/integration/rdma_basic.c" \
         "$repo/adio/stripe/stripe.c" || exit 1
+    # ROMIO's test suite, compiled here (mpicc under TCG takes minutes) into
+    # build/obj/plain/romio/bin, which the guest runs (ROMIO_PHASE=run).
+    mpich_dir=$(dirname "$(readlink -f "$repo/build/install")")
+    ROMIO_PHASE=build bash "$repo/test/romio/run.sh" "$repo/build/install" "$mpich_dir" \
+        "$repo/build/obj/plain/romio" /dev/null || exit 1
 fi
 make -C "$repo" -s -j2 FLAVOUR=asan EXTRA_CFLAGS="$asan" build/obj/asan/test_verbs \
     build/obj/asan/rfsd build/obj/asan/rfs_verbs_client || exit 1
@@ -56,7 +63,7 @@ echo "check-rdma: booting $kver under qemu (TCG), results in $work"
 start=$(date +%s)
 qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 3G -M pc \
     -kernel "$kernel" -initrd "$initrd" \
-    -append "console=ttyS0 rdinit=/init panic=1 quiet rfs_guest=$repo/test/rdma-vm/guest-init.sh rfs_tests=$guest_script rfs_repo=$repo" \
+    -append "console=ttyS0 rdinit=/init panic=1 quiet rfs_guest=$repo/test/rdma-vm/guest-init.sh rfs_tests=$guest_script rfs_repo=$repo${ROMIO_VERBS_MODES:+ romio_verbs_modes=$ROMIO_VERBS_MODES}" \
     -fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
     -device virtio-9p-pci,fsdev=root,mount_tag=rootfs \
     -fsdev local,id=res,path="$work/results",security_model=none \
