@@ -8,6 +8,10 @@
 #   guest-tests.sh RESULTS      (rfs_repo: the repository, from the kernel command line)
 results=$1
 bin=$rfs_repo/build/obj/plain
+mpiexec=$rfs_repo/build/install/bin/mpiexec
+# the guest has no host name: MPICH's TCP channel needs one it can resolve
+hostname localhost
+export MPIR_CVAR_CH3_INTERFACE_HOSTNAME=127.0.0.1
 addr=10.0.2.15
 runs=${BENCH_RUNS:-3}
 passed=0 failed=0 skipped=0
@@ -106,34 +110,18 @@ verbs_traffic() {
 # rdma_transport=verbs, and what its statistics say went how.
 mpi_over_verbs() {
     echo "== rdma: through MPI over verbs (rdma_basic, 4 processes, 2 servers)"
-    mpiexec=$rfs_repo/build/install/bin/mpiexec
     if [ ! -x "$mpiexec" ] || [ ! -x "$bin/rdma_basic_mpi" ]; then
         skipped=$((skipped + 1))
         echo "SKIP: rdma: through MPI (no MPICH build)"
         return
     fi
-    list="" pids="" roots=""
-    for i in 1 2; do
-        mkdir -p /tmp/mpi$i/d
-        rm -f /tmp/mpi$i.port
-        "$bin/rfsd" --root /tmp/mpi$i --bind $addr --port 0 --port-file /tmp/mpi$i.port --rdma \
-            --log-level warn > /tmp/mpi$i.log 2>&1 &
-        pids="$pids $!" roots="$roots /tmp/mpi$i"
-    done
-    for i in 1 2; do
-        for k in $(seq 100); do [ -s /tmp/mpi$i.port ] && break; sleep 0.1; done
-        list="$list${list:+,}$addr:$(cat /tmp/mpi$i.port 2>/dev/null)"
-    done
+    start_servers 2 mpi
     printf 'rdma_transport verbs\n' > /tmp/verbs.hints
-    # the guest has no host name: MPICH's TCP channel needs one it can resolve
-    hostname localhost
-    export MPIR_CVAR_CH3_INTERFACE_HOSTNAME=127.0.0.1
     # shellcheck disable=SC2086
     ROMIO_HINTS=/tmp/verbs.hints ROMIO_RDMA_SERVERS=$list ROMIO_RDMA_STATS=1 \
         timeout -s KILL 900 "$mpiexec" -launcher fork -n 4 "$bin/rdma_basic_mpi" "rdma:/d/" \
         65536 2 $roots > /tmp/mpi.log 2>&1
-    # The driver packs noncontiguous memory before the transport, and these
-    # requests are small: say what went how (docs/rdma.md, "Verbs transport").
+    # These requests are small (most go eager): say what went how.
     verbs_traffic < /tmp/mpi.log
     if grep -q " No Errors" /tmp/mpi.log; then ok "rdma_basic over verbs"; else
         tail -20 /tmp/mpi.log
@@ -143,21 +131,91 @@ mpi_over_verbs() {
     wait $pids
 }
 
+# N rfsd --rdma for an MPI pass, roots /tmp/NAME1.. with a directory d:
+# sets list (HOST:PORT,...), pids and roots.
+start_servers() {
+    list="" pids="" roots=""
+    for i in $(seq "$1"); do
+        mkdir -p /tmp/$2$i/d
+        rm -f /tmp/$2$i.port
+        "$bin/rfsd" --root /tmp/$2$i --bind $addr --port 0 --port-file /tmp/$2$i.port --rdma \
+            --log-level warn > /tmp/$2$i.log 2>&1 &
+        pids="$pids $!" roots="$roots /tmp/$2$i"
+    done
+    for i in $(seq "$1"); do
+        for k in $(seq 100); do [ -s /tmp/$2$i.port ] && break; sleep 0.1; done
+        list="$list${list:+,}$addr:$(cat /tmp/$2$i.port 2>/dev/null)"
+    done
+}
+
+# The rdma: statistics of file NAME in LOG, summed over processes and
+# servers: "registrations work-requests multi-SGE-work-requests".
+verbs_counts() {
+    grep "rdma stats: $2: server [0-9]* over verbs" "$1" | awk '
+        { for (i = 1; i <= NF; i++) {
+              if ($i == "registrations") r += $(i - 1)
+              if ($i == "RDMA" && $(i + 1) == "work") w += $(i - 1)
+              if ($i == "with" && $(i + 1) == "more") m += substr($(i - 1), 2) } }
+        END { print r + 0, w + 0, m + 0 }'
+}
+
+# Seed 000's registration case through MPI over verbs (rdma_subarray: a
+# 2048 x 2048 int array block-block over 4 processes, every process's
+# block written from and read into the whole array, each of its 1024 rows
+# a memory segment), once per rdma_registration mode. With the rows handed
+# down as segments (rdma_memory_segments=auto) RDMA work requests must
+# gather and scatter several of them, and OGR must register them in a few
+# groups where individual registration takes one per row and transfer.
+mpi_subarray_over_verbs() {
+    echo "== seed 000's 2-D subarray through MPI over verbs (rdma_subarray, 4 processes, 2 servers)"
+    if [ ! -x "$mpiexec" ] || [ ! -x "$bin/rdma_subarray_mpi" ]; then
+        skipped=$((skipped + 1))
+        echo "SKIP: rdma_subarray over verbs (no MPICH build)"
+        return
+    fi
+    start_servers 2 sub
+    for mode in cached ogr individual; do
+        printf 'rdma_transport verbs\nrdma_registration %s\n' $mode > /tmp/sub.hints
+        ROMIO_HINTS=/tmp/sub.hints ROMIO_RDMA_SERVERS=$list ROMIO_RDMA_STATS=1 \
+            timeout -s KILL 600 "$mpiexec" -launcher fork -n 4 "$bin/rdma_subarray_mpi" \
+            "rdma:/d/" 2048 > /tmp/sub.$mode.log 2>&1
+        if ! grep -q " No Errors" /tmp/sub.$mode.log; then
+            tail -20 /tmp/sub.$mode.log
+            bad "rdma_subarray over verbs ($mode)"
+            continue
+        fi
+        set -- $(verbs_counts /tmp/sub.$mode.log /d/subarray.auto) \
+               $(verbs_counts /tmp/sub.$mode.log /d/subarray.disable)
+        echo "   rdma_registration=$mode: rows as segments: $1 registrations, $2 RDMA work" \
+             "requests ($3 with more than one SGE); packed: $4 registrations, $5 ($6)"
+        grep "^subarray" /tmp/sub.$mode.log | sed 's/^/      /'
+        eval "reg_$mode=$1 multi_$mode=$3"
+    done
+    kill $pids
+    wait $pids
+    # 4 processes write and read back 1024 rows each
+    echo "   registrations of the rows: cached ${reg_cached:-?}, ogr ${reg_ogr:-?}," \
+         "individual ${reg_individual:-?} (4096 rows written, 4096 read)"
+    if [ "${multi_cached:-0}" -gt 0 ] && [ "${reg_cached:-99999}" -le 64 ] &&
+       [ "${reg_ogr:-99999}" -le 64 ] && [ "${reg_individual:-0}" -ge 4096 ]; then
+        ok "rdma_subarray over verbs: multi-SGE work requests, O(1) registrations with OGR"
+    else
+        bad "rdma_subarray over verbs: multi-SGE work requests, O(1) registrations with OGR"
+    fi
+}
+
 # ROMIO's own test suite (test/romio/run.sh, compiled on the host by run.sh)
 # over rdma: with rdma_transport=verbs on rfsd --rdma: each test counts.
 romio_over_verbs() {
     # romio_verbs_modes: run.sh's ROMIO_VERBS_MODES, through the kernel command line
-    modes=$(echo "${romio_verbs_modes:-rdma-2-65536-list}" | tr , ' ')
+    modes=$(echo "${romio_verbs_modes:-rdma-2-65536-list,rdma-4-65536-list-auto-enable}" | tr , ' ')
     echo "== ROMIO's test suite over rdma: with rdma_transport=verbs ($modes)"
-    mpiexec=$rfs_repo/build/install/bin/mpiexec
     romio_bin=$rfs_repo/build/obj/plain/romio/bin
     if [ ! -x "$mpiexec" ] || [ ! -d "$romio_bin" ]; then
         skipped=$((skipped + 1))
         echo "SKIP: ROMIO's test suite over verbs (no MPICH build)"
         return
     fi
-    hostname localhost
-    export MPIR_CVAR_CH3_INTERFACE_HOSTNAME=127.0.0.1
     t0=$(date +%s)
     rm -f /tmp/romio.res
     # shellcheck disable=SC2086
@@ -185,6 +243,7 @@ transport_tests plain
 rfs_over_verbs plain
 striped_over_verbs
 mpi_over_verbs
+mpi_subarray_over_verbs
 romio_over_verbs
 transport_tests asan
 rfs_over_verbs asan
@@ -227,6 +286,23 @@ for mode in read gather eager; do
     echo "verbs transport $mode runs (MB/s): $(tr '\n' ' ' < /tmp/ours) median $m" \
          "= $(awk -v a="$m" -v b="$base" 'BEGIN { if (b > 0) printf "%.2f", a / b }') of $name"
 done
+# the rdma: driver itself: contiguous MPI_File_write_at/read_at of 4 MiB
+# over two rfsd --rdma (their roots on the guest's tmpfs)
+if [ -x "$mpiexec" ] && [ -x "$bin/rfs_bench_mpi" ]; then
+    start_servers 2 bench
+    printf 'rdma_transport verbs\n' > /tmp/verbs.hints
+    out=$(ROMIO_HINTS=/tmp/verbs.hints ROMIO_RDMA_SERVERS=$list timeout -s KILL 300 \
+        "$mpiexec" -launcher fork -n 1 "$bin/rfs_bench_mpi" "rdma:/d/bench" 134217728 4194304 \
+        "$runs")
+    kill $pids
+    wait $pids
+    for op in write read; do
+        v=$(echo "$out" | awk -v op=$op '$1 == op { print $2 }')
+        echo "rdma: through MPI, $op 4 MiB calls, 128 MiB, 2 servers (MB/s, median of $runs):" \
+             "${v:-none} = $(awk -v a="${v:-0}" -v b="$ibw" 'BEGIN { if (b > 0) printf "%.2f", a / b }')" \
+             "of ib_write_bw"
+    done
+fi
 echo "== seed 000, Figure 4: list I/O of 128 segments of SEG bytes (MB/s, medians of $runs):"
 echo "   one writev gathered by RDMA WRITE, one writev packed, one message per segment"
 for seg in 128 1024 8192; do

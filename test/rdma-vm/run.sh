@@ -6,7 +6,8 @@
 #   run.sh REPO [GUEST_SCRIPT]
 # RDMA_VM_TIMEOUT (seconds, default 900) bounds the whole guest run.
 # ROMIO_VERBS_MODES: the test/romio/run.sh modes (comma separated) the
-# guest runs ROMIO's test suite in over verbs (default rdma-2-65536-list).
+# guest runs ROMIO's test suite in over verbs (default rdma-2-65536-list and
+# rdma-4-65536-list-auto-enable: every noncontiguous memory type as segments).
 set -u
 repo=$(cd "$1" && pwd)
 guest_script=${2:-$repo/test/rdma-vm/guest-tests.sh}
@@ -21,6 +22,11 @@ if [ -x "$repo/build/install/bin/mpicc" ]; then
     "$repo/build/install/bin/mpicc" -std=c11 -D_GNU_SOURCE -O2 -I"$repo/adio" \
         -o "$repo/build/obj/plain/rdma_basic_mpi" "$repo/test/integration/rdma_basic.c" \
         "$repo/adio/stripe/stripe.c" || exit 1
+    "$repo/build/install/bin/mpicc" -std=c11 -D_GNU_SOURCE -O2 \
+        -o "$repo/build/obj/plain/rdma_subarray_mpi" "$repo/test/integration/rdma_subarray.c" \
+        || exit 1
+    "$repo/build/install/bin/mpicc" -std=c11 -D_GNU_SOURCE -O2 \
+        -o "$repo/build/obj/plain/rfs_bench_mpi" "$repo/test/bench/rfs_bench.c" || exit 1
     # ROMIO's test suite, compiled here (mpicc under TCG takes minutes) into
     # build/obj/plain/romio/bin, which the guest runs (ROMIO_PHASE=run).
     mpich_dir=$(dirname "$(readlink -f "$repo/build/install")")
