@@ -149,14 +149,15 @@ start_servers() {
 }
 
 # The rdma: statistics of file NAME in LOG, summed over processes and
-# servers: "registrations work-requests multi-SGE-work-requests".
+# servers: "registrations work-requests multi-SGE-work-requests refused".
 verbs_counts() {
     grep "rdma stats: $2: server [0-9]* over verbs" "$1" | awk '
         { for (i = 1; i <= NF; i++) {
               if ($i == "registrations") r += $(i - 1)
+              if ($i == "refused,") f += $(i - 1)
               if ($i == "RDMA" && $(i + 1) == "work") w += $(i - 1)
               if ($i == "with" && $(i + 1) == "more") m += substr($(i - 1), 2) } }
-        END { print r + 0, w + 0, m + 0 }'
+        END { print r + 0, w + 0, m + 0, f + 0 }'
 }
 
 # Seed 000's registration case through MPI over verbs (rdma_subarray: a
@@ -188,8 +189,9 @@ mpi_subarray_over_verbs() {
         fi
         set -- $(verbs_counts /tmp/sub.$mode.log /d/subarray.auto) \
                $(verbs_counts /tmp/sub.$mode.log /d/subarray.disable)
-        echo "   rdma_registration=$mode: rows as segments: $1 registrations, $2 RDMA work" \
-             "requests ($3 with more than one SGE); packed: $4 registrations, $5 ($6)"
+        echo "   rdma_registration=$mode: rows as segments: $1 registrations ($4 refused)," \
+             "$2 RDMA work requests ($3 with more than one SGE); packed: $5 registrations," \
+             "$6 work requests ($7)"
         grep "^subarray" /tmp/sub.$mode.log | sed 's/^/      /'
         eval "reg_$mode=$1 multi_$mode=$3"
     done
