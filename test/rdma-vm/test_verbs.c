@@ -312,33 +312,43 @@ static void assert_write_chosen(const struct net_verbs_stats *w, const struct ne
     assert_int_equal(r->rdma_wrs, 0);
 }
 
+/* One region of 3 MiB from the client (client_writes) or the server, with
+ * these extra loads: the reader must choose as expected. */
+static void adaptive_case(uint32_t server_load, uint32_t client_load, int client_writes,
+                          int expect_read)
+{
+    struct pair p;
+    pair_open(&p, 20000);
+    net_verbs_set_load_offset(p.server, server_load);
+    net_verbs_set_load_offset(p.client, client_load);
+    size_t n = 3u << 20;
+    struct net_verbs_stats w, r;
+    if (client_writes)
+        one_region(p.client, p.server, n, &w, &r);
+    else
+        one_region(p.server, p.client, n, &w, &r);
+    if (expect_read) {
+        assert_read_chosen(&w, &r, n);
+    } else {
+        assert_write_chosen(&w, &r, n);
+        assert_true(r.bounced_bytes == 0);      /* straight into the reader's buffer */
+    }
+    pair_close(&p);
+}
+
 /* Equally loaded: the reader is not the less loaded side, it invites the
- * writer's RDMA WRITE, straight into its own buffer. */
+ * writer's RDMA WRITE. */
 static void test_adaptive_write(void **state)
 {
     (void) state;
-    struct pair p;
-    pair_open(&p, 20000);
-    size_t n = 3u << 20;
-    struct net_verbs_stats w, r;
-    one_region(p.client, p.server, n, &w, &r);
-    assert_write_chosen(&w, &r, n);
-    assert_true(r.bounced_bytes == 0);
-    pair_close(&p);
+    adaptive_case(0, 0, 1, 0);
 }
 
 /* The reader is the client: the less loaded client reads from a server. */
 static void test_adaptive_read_from_server(void **state)
 {
     (void) state;
-    struct pair p;
-    pair_open(&p, 20000);
-    net_verbs_set_load_offset(p.server, BUSIER);
-    size_t n = 3u << 20;
-    struct net_verbs_stats w, r;
-    one_region(p.server, p.client, n, &w, &r);
-    assert_read_chosen(&w, &r, n);
-    pair_close(&p);
+    adaptive_case(BUSIER, 0, 0, 1);
 }
 
 /* A heavily loaded server receives: the client RDMA-writes, though the
@@ -346,15 +356,7 @@ static void test_adaptive_read_from_server(void **state)
 static void test_adaptive_heavy_server_receives(void **state)
 {
     (void) state;
-    struct pair p;
-    pair_open(&p, 20000);
-    net_verbs_set_load_offset(p.server, HEAVY);
-    net_verbs_set_load_offset(p.client, HEAVIER);
-    size_t n = 3u << 20;
-    struct net_verbs_stats w, r;
-    one_region(p.client, p.server, n, &w, &r);
-    assert_write_chosen(&w, &r, n);
-    pair_close(&p);
+    adaptive_case(HEAVY, HEAVIER, 1, 0);
 }
 
 /* A heavily loaded server sends: the client RDMA-reads, though it is the
@@ -362,15 +364,7 @@ static void test_adaptive_heavy_server_receives(void **state)
 static void test_adaptive_heavy_server_sends(void **state)
 {
     (void) state;
-    struct pair p;
-    pair_open(&p, 20000);
-    net_verbs_set_load_offset(p.server, HEAVY);
-    net_verbs_set_load_offset(p.client, HEAVIER);
-    size_t n = 3u << 20;
-    struct net_verbs_stats w, r;
-    one_region(p.server, p.client, n, &w, &r);
-    assert_read_chosen(&w, &r, n);
-    pair_close(&p);
+    adaptive_case(HEAVY, HEAVIER, 0, 1);
 }
 
 /* A packed (staged) rendezvous is one region too: RDMA-written from the
