@@ -54,6 +54,14 @@ struct net_transport {
     int (*readv)(struct net_conn *conn, const struct iovec *iov, int iovcnt);
     /* From another thread: make calls blocked on conn fail soon (server exit). */
     void (*shutdown)(struct net_conn *conn);
+    /*
+     * Optional (NULL: nothing to do), best effort: memory that the next
+     * transfers on conn will send from or (reading) receive into, in
+     * pieces. Over verbs with the registration cache it is registered as
+     * a whole now, so that each transfer finds its pieces cached instead
+     * of registering them apart.
+     */
+    void (*pin)(struct net_conn *conn, const struct iovec *iov, int iovcnt, int reading);
 };
 
 /* Every transport's connection starts with this. */
@@ -95,6 +103,12 @@ static inline int net_readv(struct net_conn *c, const struct iovec *iov, int iov
 static inline void net_shutdown(struct net_conn *c)
 {
     c->transport->shutdown(c);
+}
+
+static inline void net_pin(struct net_conn *c, const struct iovec *iov, int iovcnt, int reading)
+{
+    if (c && c->transport->pin)
+        c->transport->pin(c, iov, iovcnt, reading);
 }
 
 static inline void net_close(struct net_conn *c)

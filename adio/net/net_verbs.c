@@ -1083,6 +1083,23 @@ static void verbs_close(struct net_conn *conn)
     conn_destroy(c);
 }
 
+/* The memory registered through the cache and handed back to it at once:
+ * a transfer's groups (one per few stripes, as the cost model splits
+ * them) then hit this one registration. Only where the cache keeps
+ * application memory (page frames readable), else it would be undone. */
+static void verbs_pin(struct net_conn *conn, const struct iovec *iov, int iovcnt, int reading)
+{
+    struct verbs_conn *c = (struct verbs_conn *) conn;
+    struct verbs_region reg;
+    struct ogr_stats s;
+    if (c->failed || c->reg_mode != NET_REG_CACHED || !c->reg)
+        return;
+    verbs_registrar_stats(c->reg, &s);
+    if (s.cache_app_buffers &&
+        verbs_register_iov(c->reg, iov, iovcnt, reading ? IBV_ACCESS_LOCAL_WRITE : 0, &reg) == 0)
+        verbs_deregister(&reg);
+}
+
 const struct net_transport net_verbs_transport = {
     .name = "verbs",
     .connect = verbs_connect,
@@ -1092,6 +1109,7 @@ const struct net_transport net_verbs_transport = {
     .recv_to_file = NULL,
     .readv = verbs_readv,
     .shutdown = verbs_shutdown,
+    .pin = verbs_pin,
 };
 
 void net_verbs_stats(const struct net_conn *conn, struct net_verbs_stats *out)

@@ -338,6 +338,15 @@ static int pipes_ready(struct stripe_file *f, uint32_t pairs)
     return 0;
 }
 
+/* Memory in several segments: each request carries a few stripes' worth
+ * of them, which registration would take apart; the transport may take
+ * the whole of it at once (net_pin: the verbs registration cache). */
+static void pin_memory(struct stripe_file *f, const struct iovec *mem, int nmem, int is_write)
+{
+    for (uint32_t o = 0; nmem > 1 && o < f->layout.factor; o++)
+        net_pin(f->obj[o].conn, mem, nmem, !is_write);
+}
+
 static int list_io(struct stripe_file *f, int naive, const struct stripe_view *view,
                    uint64_t pos, uint64_t len, const struct iovec *mem, int nmem, int is_write,
                    int *short_read)
@@ -348,6 +357,7 @@ static int list_io(struct stripe_file *f, int naive, const struct stripe_view *v
     mem_start(&x.mem, mem, nmem);
     if (pipes_ready(f, x.max_pairs) < 0)
         return -ENOMEM;
+    pin_memory(f, mem, nmem, is_write);
     x.pipe = f->pipes;
     int rc = stripe_walk(&f->layout, view, pos, len, list_piece, &x);
     if (rc != 0 && x.status == 0)
