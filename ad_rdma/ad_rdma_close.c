@@ -12,15 +12,16 @@ static void print_verbs_stats(const ADIOI_RDMA_File *f, uint32_t i)
     fprintf(stderr, "rdma stats: %s: server %u over verbs: %llu eager messages, %llu "
             "rendezvous, %llu RDMA work requests (%llu with more than one SGE, at most %u), "
             "%llu bytes RDMA-written, %llu RDMA-read, %llu registrations (%llu bytes, %llu "
-            "refused, %llu maps reads, cache %llu hits %llu misses), by load %llu pulled by "
-            "RDMA READ and %llu invited as RDMA WRITE\n",
+            "refused, %llu maps reads, cache %llu hits %llu misses; cost model %.2f us a page "
+            "+ %.2f us), by load %llu pulled by RDMA READ and %llu invited as RDMA WRITE\n",
             f->path, i, (unsigned long long) v.eager_msgs, (unsigned long long) v.rendezvous,
             (unsigned long long) v.rdma_wrs, (unsigned long long) v.rdma_multi_sge,
             v.rdma_max_sge, (unsigned long long) v.rdma_write_bytes,
             (unsigned long long) v.rdma_read_bytes, (unsigned long long) v.registrations,
             (unsigned long long) v.registered_bytes, (unsigned long long) v.registration_failures,
             (unsigned long long) v.maps_reads, (unsigned long long) v.cache_hits,
-            (unsigned long long) v.cache_misses, (unsigned long long) v.adaptive_reads,
+            (unsigned long long) v.cache_misses, v.reg_page_us, v.reg_op_us,
+            (unsigned long long) v.adaptive_reads,
             (unsigned long long) v.adaptive_writes);
 }
 

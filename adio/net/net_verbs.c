@@ -44,6 +44,7 @@
 #define VERBS_RD_ATOM      16           /* RDMA READs in flight */
 #define VERBS_HEAD_MAX     4096         /* a leading segment this small is a header: eager */
 #define VERBS_BUSY         8            /* a server with this many rendezvous is heavily loaded */
+#define VERBS_PIN_MAX      (64u << 20)  /* net_pin: at most this much memory, pinned ahead */
 
 enum wr_kind { WR_RECV = 1, WR_SEND = 2, WR_RDMA = 3 };
 #define WRID(kind, idx) (((uint64_t) (kind) << 32) | (uint32_t) (idx))
@@ -1086,13 +1087,17 @@ static void verbs_close(struct net_conn *conn)
 /* The memory registered through the cache and handed back to it at once:
  * a transfer's groups (one per few stripes, as the cost model splits
  * them) then hit this one registration. Only where the cache keeps
- * application memory (page frames readable), else it would be undone. */
+ * application memory (page frames readable), else it would be undone,
+ * and only for memory that the cache's bounds can keep. */
 static void verbs_pin(struct net_conn *conn, const struct iovec *iov, int iovcnt, int reading)
 {
     struct verbs_conn *c = (struct verbs_conn *) conn;
     struct verbs_region reg;
     struct ogr_stats s;
-    if (c->failed || c->reg_mode != NET_REG_CACHED || !c->reg)
+    uint64_t total = 0;
+    for (int i = 0; i < iovcnt; i++)
+        total += iov[i].iov_len;
+    if (c->failed || c->reg_mode != NET_REG_CACHED || !c->reg || total > VERBS_PIN_MAX)
         return;
     verbs_registrar_stats(c->reg, &s);
     if (s.cache_app_buffers &&
@@ -1129,6 +1134,9 @@ void net_verbs_stats(const struct net_conn *conn, struct net_verbs_stats *out)
     out->maps_reads = r.maps_reads;
     out->cache_hits = r.cache_hits;
     out->cache_misses = r.cache_misses;
+    struct ogr_cost cost = verbs_registrar_cost(c->reg);
+    out->reg_page_us = cost.page_us;
+    out->reg_op_us = cost.op_us;
 }
 
 void net_verbs_set_load_offset(struct net_conn *conn, uint32_t extra)

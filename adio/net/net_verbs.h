@@ -35,6 +35,7 @@ struct net_verbs_stats {
     uint64_t registration_failures; /* optimistic groups the device refused */
     uint64_t maps_reads;        /* /proc/self/maps consulted after a refusal */
     uint64_t cache_hits, cache_misses;  /* the registration cache */
+    double reg_page_us, reg_op_us;      /* the cost model OGR plans with */
     uint64_t bounced_bytes;     /* rendezvous bytes unpacked through the staging buffer */
     /* Rendezvous received whose source was one region, so this side chose
      * (verbs_rendezvous_choose): pulled by RDMA READ, or invited the

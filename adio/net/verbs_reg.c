@@ -10,6 +10,7 @@
 struct verbs_registrar {
     struct ogr_reg_ops ops;
     struct ogr_ctx *ogr;
+    struct ogr_cost cost;
 };
 
 /* OGR_ACCESS_* are the IBV_ACCESS_* bits they name. */
@@ -59,6 +60,7 @@ int verbs_registrar_new(struct ibv_pd *pd, int mode, struct verbs_registrar **ou
         .cache_entries = VERBS_REGCACHE_ENTRIES,
         .cache_bytes = VERBS_REGCACHE_BYTES,
     };
+    r->cost = cfg.cost;
     int rc = ogr_create(&r->ops, &cfg, &r->ogr);
     if (rc < 0) {
         free(r);
@@ -79,6 +81,11 @@ void verbs_registrar_free(struct verbs_registrar *r)
 void verbs_registrar_stats(struct verbs_registrar *r, struct ogr_stats *out)
 {
     ogr_get_stats(r->ogr, out);
+}
+
+struct ogr_cost verbs_registrar_cost(const struct verbs_registrar *r)
+{
+    return r->cost;
 }
 
 int verbs_register_iov(struct verbs_registrar *r, const struct iovec *iov, int cnt, int access,

@@ -27,6 +27,8 @@ int verbs_registrar_new(struct ibv_pd *pd, int mode, struct verbs_registrar **ou
 /* Every region must have been released. */
 void verbs_registrar_free(struct verbs_registrar *r);
 void verbs_registrar_stats(struct verbs_registrar *r, struct ogr_stats *out);
+/* The cost model its groups are planned with. */
+struct ogr_cost verbs_registrar_cost(const struct verbs_registrar *r);
 
 /* The registration of one I/O vector: the transport's own registered
  * buffer (single), or caller memory through the registrar. */

@@ -338,12 +338,13 @@ static int pipes_ready(struct stripe_file *f, uint32_t pairs)
     return 0;
 }
 
-/* Memory in several segments: each request carries a few stripes' worth
- * of them, which registration would take apart; the transport may take
- * the whole of it at once (net_pin: the verbs registration cache). */
+/* Each request to an object carries every n-th stripe's share of the
+ * memory, pieces that registration may take apart by the cost model;
+ * the transport may take the whole of it at once (net_pin: the verbs
+ * registration cache). */
 static void pin_memory(struct stripe_file *f, const struct iovec *mem, int nmem, int is_write)
 {
-    for (uint32_t o = 0; nmem > 1 && o < f->layout.factor; o++)
+    for (uint32_t o = 0; f->layout.factor > 1 && o < f->layout.factor; o++)
         net_pin(f->obj[o].conn, mem, nmem, !is_write);
 }
 
