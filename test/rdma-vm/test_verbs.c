@@ -384,6 +384,28 @@ static void test_adaptive_packed_write(void **state)
     pair_close(&p);
 }
 
+/* n bytes (pattern `seed`) written by the client from `segs` segments
+ * (cut by `cut_seed`), read by the server into one buffer and compared;
+ * *w and *r get the writer's and the reader's counters. */
+static void segments_to_one(struct pair *p, size_t n, int segs, unsigned seed, unsigned cut_seed,
+                            struct net_verbs_stats *w, struct net_verbs_stats *r)
+{
+    uint8_t *src = malloc(n), *dst = malloc(n);
+    fill(src, n, seed);
+    struct iovec *iov = cut(src, n, segs, cut_seed);
+    struct send_job j = { .conn = p->client, .iov = iov, .cnt = segs };
+    pthread_t t = send_async(&j);
+    assert_int_equal(net_readn(p->server, dst, n), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(j.rc, 0);
+    assert_memory_equal(src, dst, n);
+    net_verbs_stats(p->client, w);
+    net_verbs_stats(p->server, r);
+    free(iov);
+    free(src);
+    free(dst);
+}
+
 /* More segments than max_sge into one contiguous buffer: gathered by RDMA
  * WRITE in chained work requests of max_sge entries. */
 static void test_gather_write(void **state)
@@ -392,18 +414,8 @@ static void test_gather_write(void **state)
     struct pair p;
     pair_open(&p, 20000);
     size_t n = 1u << 20;
-    int segs = 300;
-    uint8_t *src = malloc(n), *dst = malloc(n);
-    fill(src, n, 4);
-    struct iovec *iov = cut(src, n, segs, 7);
-    struct send_job j = { .conn = p.client, .iov = iov, .cnt = segs };
-    pthread_t t = send_async(&j);
-    assert_int_equal(net_readn(p.server, dst, n), 0);
-    pthread_join(t, NULL);
-    assert_int_equal(j.rc, 0);
-    assert_memory_equal(src, dst, n);
-    struct net_verbs_stats w;
-    net_verbs_stats(p.client, &w);
+    struct net_verbs_stats w, r;
+    segments_to_one(&p, n, 300, 4, 7, &w, &r);
     print_message("gather: %lu WRs, %lu SGEs, max %u per WR, %lu signalled, %lu registrations\n",
                   (unsigned long) w.rdma_wrs, (unsigned long) w.rdma_sges, w.rdma_max_sge,
                   (unsigned long) w.signalled, (unsigned long) w.registrations);
@@ -412,12 +424,8 @@ static void test_gather_write(void **state)
     assert_true(w.rdma_multi_sge > 0);
     assert_true(w.rdma_wrs > 1);
     assert_true(w.signalled < w.rdma_wrs);
-    struct net_verbs_stats r;                   /* several segments: no choice to make */
-    net_verbs_stats(p.server, &r);
+    /* several segments: no choice to make */
     assert_int_equal(r.adaptive_reads + r.adaptive_writes, 0);
-    free(iov);
-    free(src);
-    free(dst);
     pair_close(&p);
 }
 
@@ -490,25 +498,12 @@ static void test_pack_path(void **state)
     struct pair p;
     pair_open(&p, 20000);
     size_t n = 40000;
-    uint8_t *src = malloc(n), *dst = malloc(n);
-    fill(src, n, 8);
-    struct iovec *iov = cut(src, n, 50, 11);
-    struct send_job j = { .conn = p.client, .iov = iov, .cnt = 50 };
-    pthread_t t = send_async(&j);
-    assert_int_equal(net_readn(p.server, dst, n), 0);
-    pthread_join(t, NULL);
-    assert_int_equal(j.rc, 0);
-    assert_memory_equal(src, dst, n);
     struct net_verbs_stats w, r;
-    net_verbs_stats(p.client, &w);
-    net_verbs_stats(p.server, &r);
+    segments_to_one(&p, n, 50, 8, 11, &w, &r);
     assert_int_equal(w.rendezvous, 1);
     assert_int_equal(w.registrations, 0);
     assert_int_equal(r.registrations, 0);
     assert_true(r.bounced_bytes + w.eager_bytes == n);     /* leading small segments: eager */
-    free(iov);
-    free(src);
-    free(dst);
     pair_close(&p);
 }
 
@@ -522,25 +517,11 @@ static void test_pack_max_option(void **state)
     struct pair p;
     struct net_opts opts = { .timeout_ms = 20000, .pack_max = 1u << 20 };
     pair_open_opts(&p, &opts, 20000);
-    size_t n = 512u << 10;
-    uint8_t *src = malloc(n), *dst = malloc(n);
-    fill(src, n, 14);
-    struct iovec *iov = cut(src, n, 40, 9);
-    struct send_job j = { .conn = p.client, .iov = iov, .cnt = 40 };
-    pthread_t t = send_async(&j);
-    assert_int_equal(net_readn(p.server, dst, n), 0);
-    pthread_join(t, NULL);
-    assert_int_equal(j.rc, 0);
-    assert_memory_equal(src, dst, n);
     struct net_verbs_stats w, r;
-    net_verbs_stats(p.client, &w);
-    net_verbs_stats(p.server, &r);
+    segments_to_one(&p, 512u << 10, 40, 14, 9, &w, &r);
     assert_int_equal(w.rendezvous, 1);
     assert_int_equal(w.registrations, 0);
     assert_int_equal(r.adaptive_reads + r.adaptive_writes, 1);  /* staged: one region */
-    free(iov);
-    free(src);
-    free(dst);
     pair_close(&p);
 }
 
