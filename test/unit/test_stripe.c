@@ -239,17 +239,26 @@ static void test_contiguous_and_size(void **state)
     free(dst);
 }
 
+/* 40 blocks of 37 bytes every 150 from byte 11, encoded for the servers:
+ * runs that do not divide the stripe unit. *t and *enc are the caller's. */
+static struct stripe_view vector_view(struct dtype **t, uint8_t **enc)
+{
+    *t = dtype_vector(40, 37, 150, NULL);
+    assert_non_null(*t);
+    size_t enc_len = dtype_serialize(*t, NULL);
+    *enc = malloc(enc_len);
+    dtype_serialize(*t, *enc);
+    return (struct stripe_view) { .type = *t, .disp = 11, .enc = *enc, .enc_len = enc_len };
+}
+
 /* A view of 40 blocks of 37 bytes every 150: runs that do not divide the
  * stripe unit, moved by each method, checked in the objects. */
 static void test_methods_through_a_view(void **state)
 {
     (void) state;
-    struct dtype *t = dtype_vector(40, 37, 150, NULL);
-    assert_non_null(t);
-    size_t enc_len = dtype_serialize(t, NULL);
-    uint8_t *enc = malloc(enc_len);
-    dtype_serialize(t, enc);
-    struct stripe_view v = { .type = t, .disp = 11, .enc = enc, .enc_len = enc_len };
+    struct dtype *t;
+    uint8_t *enc;
+    struct stripe_view v = vector_view(&t, &enc);
     const uint64_t ninst = 50, data = ninst * (uint64_t) t->size;
     uint64_t fsize = 11 + (ninst - 1) * (uint64_t) t->extent + (uint64_t) t->true_ub, moved;
     uint8_t *src = malloc(data), *dst = malloc(data), *expect = calloc(1, fsize);
@@ -325,12 +334,9 @@ static void test_memory_segments(void **state)
 {
     (void) state;
     enum { NSEG = 300 };
-    struct dtype *t = dtype_vector(40, 37, 150, NULL);
-    assert_non_null(t);
-    size_t enc_len = dtype_serialize(t, NULL);
-    uint8_t *enc = malloc(enc_len);
-    dtype_serialize(t, enc);
-    struct stripe_view v = { .type = t, .disp = 11, .enc = enc, .enc_len = enc_len };
+    struct dtype *t;
+    uint8_t *enc;
+    struct stripe_view v = vector_view(&t, &enc);
     size_t lens[NSEG], data = 0;
     for (int i = 0; i < NSEG; i++)
         data += lens[i] = i % 7 == 3 ? 0 : (size_t) (i * 131) % 900 + 1;
