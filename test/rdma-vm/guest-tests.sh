@@ -91,18 +91,34 @@ striped_over_verbs() {
     cat /tmp/obj1.log /tmp/obj2.log /tmp/obj3.log
 }
 
-# The sum of the "over verbs" lines of rdma: statistics (ROMIO_RDMA_STATS)
-# on stdin, all processes and servers.
-verbs_traffic() {
+# The "over verbs" lines of rdma: statistics (ROMIO_RDMA_STATS) on stdin,
+# summed over processes and servers: "eager-messages rendezvous
+# work-requests multi-SGE-work-requests registrations refused".
+verbs_sums() {
     grep "over verbs" | awk '
         { for (i = 1; i <= NF; i++) {
               if ($i == "eager" && $(i + 1) == "messages,") e += $(i - 1)
-              if ($i == "rendezvous,") r += $(i - 1)
+              if ($i == "rendezvous,") v += $(i - 1)
               if ($i == "RDMA" && $(i + 1) == "work") w += $(i - 1)
-              if ($i == "with" && $(i + 1) == "more") m += substr($(i - 1), 2) } }
-        END { printf "   rdma: over verbs, all processes and servers: %d eager messages, " \
-              "%d rendezvous, %d RDMA work requests, %d of them with more than one SGE\n",
-              e, r, w, m }'
+              if ($i == "with" && $(i + 1) == "more") m += substr($(i - 1), 2)
+              if ($i == "registrations") r += $(i - 1)
+              if ($i == "refused,") f += $(i - 1) } }
+        END { print e + 0, v + 0, w + 0, m + 0, r + 0, f + 0 }'
+}
+
+verbs_traffic() {
+    set -- $(verbs_sums)
+    echo "   rdma: over verbs, all processes and servers: $1 eager messages, $2 rendezvous," \
+         "$3 RDMA work requests, $4 of them with more than one SGE"
+}
+
+# Whether the MPI program PROG of a pass was built (with the patched
+# MPICH); if not, the pass WHAT is skipped.
+mpi_ready() {
+    [ -x "$mpiexec" ] && [ -x "$bin/$1" ] && return 0
+    skipped=$((skipped + 1))
+    echo "SKIP: $2 (no MPICH build)"
+    return 1
 }
 
 # The rdma: driver through MPI over verbs: rdma_basic (every method,
@@ -110,11 +126,7 @@ verbs_traffic() {
 # rdma_transport=verbs, and what its statistics say went how.
 mpi_over_verbs() {
     echo "== rdma: through MPI over verbs (rdma_basic, 4 processes, 2 servers)"
-    if [ ! -x "$mpiexec" ] || [ ! -x "$bin/rdma_basic_mpi" ]; then
-        skipped=$((skipped + 1))
-        echo "SKIP: rdma: through MPI (no MPICH build)"
-        return
-    fi
+    mpi_ready rdma_basic_mpi "rdma: through MPI" || return
     start_servers 2 mpi
     printf 'rdma_transport verbs\n' > /tmp/verbs.hints
     # shellcheck disable=SC2086
@@ -148,18 +160,6 @@ start_servers() {
     done
 }
 
-# The rdma: statistics of file NAME in LOG, summed over processes and
-# servers: "registrations work-requests multi-SGE-work-requests refused".
-verbs_counts() {
-    grep "rdma stats: $2: server [0-9]* over verbs" "$1" | awk '
-        { for (i = 1; i <= NF; i++) {
-              if ($i == "registrations") r += $(i - 1)
-              if ($i == "refused,") f += $(i - 1)
-              if ($i == "RDMA" && $(i + 1) == "work") w += $(i - 1)
-              if ($i == "with" && $(i + 1) == "more") m += substr($(i - 1), 2) } }
-        END { print r + 0, w + 0, m + 0, f + 0 }'
-}
-
 # Seed 000's registration case through MPI over verbs (rdma_subarray: a
 # 2048 x 2048 int array block-block over 4 processes, every process's
 # block written from and read into the whole array, each of its 1024 rows
@@ -172,11 +172,7 @@ verbs_counts() {
 # cost model measured on this (emulated) device: reported.
 mpi_subarray_over_verbs() {
     echo "== seed 000's 2-D subarray through MPI over verbs (rdma_subarray, 4 processes, 2 servers)"
-    if [ ! -x "$mpiexec" ] || [ ! -x "$bin/rdma_subarray_mpi" ]; then
-        skipped=$((skipped + 1))
-        echo "SKIP: rdma_subarray over verbs (no MPICH build)"
-        return
-    fi
+    mpi_ready rdma_subarray_mpi "rdma_subarray over verbs" || return
     start_servers 2 sub
     for mode in cached ogr individual; do
         printf 'rdma_transport verbs\nrdma_registration %s\n' $mode > /tmp/sub.hints
@@ -188,13 +184,14 @@ mpi_subarray_over_verbs() {
             bad "rdma_subarray over verbs ($mode)"
             continue
         fi
-        set -- $(verbs_counts /tmp/sub.$mode.log /d/subarray.auto) \
-               $(verbs_counts /tmp/sub.$mode.log /d/subarray.disable)
-        echo "   rdma_registration=$mode: rows as segments: $1 registrations ($4 refused)," \
-             "$2 RDMA work requests ($3 with more than one SGE); packed: $5 registrations," \
-             "$6 work requests ($7)"
+        # the statistics of one file: rows as segments (auto), then packed
+        set -- $(grep "rdma stats: /d/subarray.auto:" /tmp/sub.$mode.log | verbs_sums) \
+               $(grep "rdma stats: /d/subarray.disable:" /tmp/sub.$mode.log | verbs_sums)
+        echo "   rdma_registration=$mode: rows as segments: $5 registrations ($6 refused)," \
+             "$3 RDMA work requests ($4 with more than one SGE); packed: ${11} registrations," \
+             "$9 work requests (${10})"
         grep "^subarray" /tmp/sub.$mode.log | sed 's/^/      /'
-        eval "reg_$mode=$1 multi_$mode=$3"
+        eval "reg_$mode=$5 multi_$mode=$4"
     done
     kill $pids
     wait $pids
