@@ -344,7 +344,9 @@ static int pipes_ready(struct stripe_file *f, uint32_t pairs)
  * registration cache). */
 static void pin_memory(struct stripe_file *f, const struct iovec *mem, int nmem, int is_write)
 {
-    for (uint32_t o = 0; f->layout.factor > 1 && o < f->layout.factor; o++)
+    if (f->layout.factor < 2)
+        return;                 /* one object: each request is the whole memory's share */
+    for (uint32_t o = 0; o < f->layout.factor; o++)
         net_pin(f->obj[o].conn, mem, nmem, !is_write);
 }
 
