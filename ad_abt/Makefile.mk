@@ -10,6 +10,7 @@ noinst_HEADERS += adio/ad_abt/ad_abt.h
 romio_other_sources +=              \
     adio/ad_abt/ad_abt.c            \
     adio/ad_abt/ad_abt_common.c     \
+    adio/ad_abt/ad_abt_order.c      \
     adio/ad_abt/ad_abt_sink.c       \
     adio/ad_abt/ad_abt_open.c       \
     adio/ad_abt/ad_abt_close.c      \

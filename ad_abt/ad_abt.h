@@ -25,6 +25,9 @@
 #define ADIOI_ABT_DEFAULT_GAP      0.05      /* seconds between calls of one output */
 /* Set: every close prints the file's buffering statistics (stderr). */
 #define ADIOI_ABT_STATS_ENV "ROMIO_ABT_STATS"
+/* Under ROMIO_FSTYPE_FORCE=abt:, the inner driver's prefix for plain names
+ * (for example rfs:, with ROMIO_RFS_SERVER); default: the file system's. */
+#define ADIOI_ABT_INNER_ENV "ROMIO_ABT_INNER"
 
 typedef struct ADIOI_ABT_File {
     ADIO_File inner;            /* the shadow file of the inner driver */
@@ -34,17 +37,33 @@ typedef struct ADIOI_ABT_File {
     int background;             /* the sink drains on abt's thread */
     int print_stats;
     char *stage_dir;
+    ADIO_File fd;               /* the user's file, while registered */
+    MPI_Comm open_comm;         /* the processes that opened it together (ROMIO's
+                                 * create step opens alone, over MPI_COMM_SELF) */
+    struct ADIOI_ABT_File *next;    /* the process's open abt: files (ad_abt_order.c) */
 } ADIOI_ABT_File;
+
+/* Which handles of a file in this process ADIOI_ABT_Drain_range drains. */
+enum { ADIOI_ABT_THIS = 1, ADIOI_ABT_OTHERS = 2, ADIOI_ABT_ALL_HANDLES = 3 };
 
 /* ad_abt_common.c */
 int ADIOI_ABT_Resolve_inner(const char *name, int *type, ADIOI_Fns **ops, const char **inner);
 void ADIOI_ABT_Sync_shadow(ADIO_File fd);
 int ADIOI_ABT_Buffering(ADIO_File fd);
-int ADIOI_ABT_Drain(ADIO_File fd, const char *myname);
 int ADIOI_ABT_Error(int rc, const char *myname, const char *filename);
 ADIO_Offset ADIOI_ABT_Extent(ADIO_File fd, int count, MPI_Datatype datatype, int file_ptr_type,
                              ADIO_Offset offset, ADIO_Offset *start);
 void ADIOI_ABT_Print_stats(const char *name, struct abt_engine *e);
+/* ad_abt_order.c */
+void ADIOI_ABT_Register(ADIO_File fd);
+void ADIOI_ABT_Unregister(ADIO_File fd);
+int ADIOI_ABT_Drain_range(ADIO_File fd, int which, uint64_t off, uint64_t len,
+                          const char *myname);
+int ADIOI_ABT_Drain(ADIO_File fd, const char *myname);
+void ADIOI_ABT_Pending(ADIO_File fd, uint64_t *lo, uint64_t *hi);
+int ADIOI_ABT_Agree(MPI_Comm comm, int err, const char *myname);
+int ADIOI_ABT_Order_collective(ADIO_File fd, int count, MPI_Datatype datatype,
+                               int file_ptr_type, ADIO_Offset offset, const char *myname);
 /* ad_abt_sink.c */
 int ADIOI_ABT_Open_sink(ADIO_File fd, struct abt_sink *sink);
 /* ad_abt_hints.c */

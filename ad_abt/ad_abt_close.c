@@ -89,9 +89,8 @@ static int defer(ADIO_File fd, ADIOI_ABT_File *a)
 }
 
 /* The engine's last word: 0 or an MPI error code. */
-static int close_engine(ADIO_File fd, ADIOI_ABT_File *a)
+static int close_engine(ADIO_File fd, ADIOI_ABT_File *a, const char *myname)
 {
-    static char myname[] = "ADIOI_ABT_CLOSE";
     int deferrable = a->defer_close && a->background && !(fd->access_mode & ADIO_DELETE_ON_CLOSE) &&
                      abt_error(a->engine) == 0;
     if (deferrable && defer(fd, a))
@@ -103,16 +102,22 @@ static int close_engine(ADIO_File fd, ADIOI_ABT_File *a)
     return rc ? ADIOI_ABT_Error(rc, myname, fd->filename) : MPI_SUCCESS;
 }
 
+/* Collective (MPI_File_close; ROMIO's create step closes alone over
+ * MPI_COMM_SELF): no process leaves before every process's buffered
+ * writes are in the file, so that whatever any of them does next with it
+ * (a reopen, POSIX calls on the path, a truncation) finds them there. */
 void ADIOI_ABT_Close(ADIO_File fd, int *error_code)
 {
+    static char myname[] = "ADIOI_ABT_CLOSE";
     ADIOI_ABT_File *a = fd->fs_ptr;
     int inner_error;
 
     *error_code = MPI_SUCCESS;
     if (a == NULL)
         return;
-    if (a->engine)
-        *error_code = close_engine(fd, a);
+    ADIOI_ABT_Unregister(fd);
+    int drained = a->engine ? close_engine(fd, a, myname) : MPI_SUCCESS;
+    *error_code = ADIOI_ABT_Agree(a->open_comm, drained, myname);
     ADIOI_ABT_Sync_shadow(fd);
     a->inner->fns->ADIOI_xxx_Close(a->inner, &inner_error);
     if (*error_code == MPI_SUCCESS)

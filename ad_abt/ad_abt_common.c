@@ -4,10 +4,66 @@
  * before a call that must see the buffered writes, errors.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ad_abt.h"
 #include "adio_extern.h"
+
+/* The inner drivers abt can resolve without ROMIO when ROMIO_FSTYPE_FORCE
+ * names abt: and would resolve every name, the inner one too, to abt. */
+static const struct {
+    const char *prefix;
+    int type;
+    ADIOI_Fns *ops;
+} unforced[] = {
+#ifdef ROMIO_UFS
+    { "ufs:", ADIO_UFS, &ADIO_UFS_operations },
+#endif
+#ifdef ROMIO_NFS
+    { "nfs:", ADIO_NFS, &ADIO_NFS_operations },
+#endif
+#ifdef ROMIO_RFS
+    { "rfs:", ADIO_RFS, &ADIO_RFS_operations },
+#endif
+#ifdef ROMIO_RDMA
+    { "rdma:", ADIO_RDMA, &ADIO_RDMA_operations },
+#endif
+};
+
+static int forced_to_abt(void)
+{
+    const char *force = getenv("ROMIO_FSTYPE_FORCE");
+    return force && strncasecmp(force, "abt:", 4) == 0;
+}
+
+/* The prefix a plain name gets under ROMIO_FSTYPE_FORCE=abt: the one of
+ * ADIOI_ABT_INNER_ENV, else ufs: (over NFS, nfs: is asked for by name). */
+static const char *plain_name_prefix(void)
+{
+    const char *inner = getenv(ADIOI_ABT_INNER_ENV);
+    return inner && *inner ? inner : "ufs:";
+}
+
+static int resolve_unforced(const char *name, int *type, ADIOI_Fns **ops)
+{
+    const char *colon = strchr(name, ':');
+    const char *prefix = colon > name + 1 ? name : plain_name_prefix();
+    for (size_t i = 0; i < sizeof unforced / sizeof unforced[0]; i++) {
+        size_t n = strlen(unforced[i].prefix);
+        if (strncasecmp(prefix, unforced[i].prefix, n) == 0) {
+            *type = unforced[i].type;
+            *ops = unforced[i].ops;
+            return MPI_SUCCESS;
+        }
+    }
+    return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, "ADIOI_ABT_RESOLVE",
+                                __LINE__, MPI_ERR_BAD_FILE, "**filename", "**filename %s",
+                                "no inner driver for abt: under ROMIO_FSTYPE_FORCE "
+                                "(ufs:, nfs:, rfs: or rdma: in the name or in "
+                                ADIOI_ABT_INNER_ENV ")");
+}
 
 /*
  * The driver and the name the inner driver sees, as MPI_File_open would
@@ -18,7 +74,10 @@
 int ADIOI_ABT_Resolve_inner(const char *name, int *type, ADIOI_Fns **ops, const char **inner)
 {
     int err = MPI_SUCCESS;
-    ADIO_ResolveFileType(MPI_COMM_SELF, name, type, ops, &err);
+    if (forced_to_abt())
+        err = resolve_unforced(name, type, ops);
+    else
+        ADIO_ResolveFileType(MPI_COMM_SELF, name, type, ops, &err);
     if (err != MPI_SUCCESS)
         return err;
     if (*type == ADIO_ABT)
@@ -59,16 +118,6 @@ int ADIOI_ABT_Buffering(ADIO_File fd)
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
     return a->engine != NULL && !fd->atomicity && a->locks_held == 0;
-}
-
-/* Everything written so far into the inner file; an MPI error code. */
-int ADIOI_ABT_Drain(ADIO_File fd, const char *myname)
-{
-    ADIOI_ABT_File *a = fd->fs_ptr;
-    if (a->engine == NULL)
-        return MPI_SUCCESS;
-    int rc = abt_flush(a->engine);
-    return rc ? ADIOI_ABT_Error(rc, myname, fd->filename) : MPI_SUCCESS;
 }
 
 /* A negative errno of the engine (possibly of a write drained long ago)

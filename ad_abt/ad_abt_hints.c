@@ -122,6 +122,9 @@ void ADIOI_ABT_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
     inner_set_info(fd, users_info, error_code);
     if (*error_code != MPI_SUCCESS)
         return;
+    /* every process opens the file: close waits for every process's drain,
+     * and collective calls order every process's buffered writes */
+    fd->hints->deferred_open = 0;
     install_defaults(fd);
     if (users_info != MPI_INFO_NULL)
         install_users(fd, users_info);

@@ -65,10 +65,9 @@ void ADIOI_ABT_Open(ADIO_File fd, int *error_code)
 
     ADIOI_ABT_File *a = ADIOI_Calloc(1, sizeof *a);
     a->inner = s;
+    a->open_comm = fd->comm;
     fd->fs_ptr = a;
-    if (!(fd->access_mode & (ADIO_WRONLY | ADIO_RDWR)))
-        return;                 /* nothing to buffer */
-    int rc = start_engine(fd, a);
+    int rc = fd->access_mode & (ADIO_WRONLY | ADIO_RDWR) ? start_engine(fd, a) : 0;
     if (rc != 0) {
         int ignored;
         *error_code = ADIOI_ABT_Error(rc, myname, fd->filename);
@@ -78,5 +77,7 @@ void ADIOI_ABT_Open(ADIO_File fd, int *error_code)
         free(a->stage_dir);
         ADIOI_Free(a);
         fd->fs_ptr = NULL;
+        return;
     }
+    ADIOI_ABT_Register(fd);     /* reads and writes of other handles follow its writes */
 }

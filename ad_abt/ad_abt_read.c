@@ -1,7 +1,8 @@
 /*
- * ReadContig: a read that could see a write still in the buffers drains
- * them first (read-after-write of one process, as MPI requires); any other
- * read goes straight to the inner driver while the drain goes on.
+ * ReadContig: a read that could see a write still in the buffers of any
+ * handle of the file in this process drains them first (read-after-write
+ * of one process, as MPI requires); any other read goes straight to the
+ * inner driver while the drain goes on.
  */
 #include "ad_abt.h"
 
@@ -14,9 +15,8 @@ void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datat
     ADIO_Offset off;
     ADIO_Offset len = ADIOI_ABT_Extent(fd, count, datatype, file_ptr_type, offset, &off);
 
-    *error_code = MPI_SUCCESS;
-    if (a->engine && abt_overlaps(a->engine, (uint64_t) off, (uint64_t) len))
-        *error_code = ADIOI_ABT_Drain(fd, myname);
+    *error_code = ADIOI_ABT_Drain_range(fd, ADIOI_ABT_ALL_HANDLES, (uint64_t) off,
+                                        (uint64_t) len, myname);
     if (*error_code != MPI_SUCCESS)
         return;
     ADIOI_ABT_Sync_shadow(fd);
@@ -28,25 +28,19 @@ void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datat
 
 /*
  * Strided and collective reads go to the inner driver itself (rfs: reads
- * through its shipped view, natively), after this process's buffered
- * writes are drained, so they see them.
+ * through its shipped view, natively). Before an independent one this
+ * process's buffered writes drain; before a collective one, every
+ * process's that the call meets (ad_abt_order.c). The shadow's file
+ * pointer comes back to the user's file.
  */
-static int drain_for_read(ADIO_File fd, const char *myname)
-{
-    ADIOI_ABT_File *a = fd->fs_ptr;
-    if (a->engine == NULL || abt_pending_end(a->engine) == 0)
-        return MPI_SUCCESS;
-    return ADIOI_ABT_Drain(fd, myname);
-}
-
-/* The inner driver's strided (or collective) read; the shadow's file
- * pointer comes back to the user's file. */
 static void read_inner(ADIO_File fd, int collective, void *buf, int count,
                        MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                        ADIO_Status *status, int *error_code, const char *myname)
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
-    *error_code = drain_for_read(fd, myname);
+    *error_code = collective ?
+        ADIOI_ABT_Order_collective(fd, count, datatype, file_ptr_type, offset, myname) :
+        ADIOI_ABT_Drain(fd, myname);
     if (*error_code != MPI_SUCCESS)
         return;
     ADIOI_ABT_Sync_shadow(fd);

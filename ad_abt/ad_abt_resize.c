@@ -1,7 +1,9 @@
 /*
  * Resize (collective): every process's buffered writes land before the
- * new size is set, as their order says; the barrier keeps a process that
- * drains late from growing the file again after another one truncated it.
+ * new size is set, as their order says; the agreement waits for all of
+ * them, so that a process that drains late cannot grow the file again
+ * after another one truncated it, and a failed drain stops every process
+ * before the inner driver's resize (collective for most drivers).
  */
 #include "ad_abt.h"
 
@@ -9,14 +11,9 @@ void ADIOI_ABT_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
 {
     static char myname[] = "ADIOI_ABT_RESIZE";
     ADIOI_ABT_File *a = fd->fs_ptr;
-    *error_code = ADIOI_ABT_Drain(fd, myname);
-    int barrier = MPI_Barrier(fd->comm);
+    *error_code = ADIOI_ABT_Agree(fd->comm, ADIOI_ABT_Drain(fd, myname), myname);
     if (*error_code != MPI_SUCCESS)
         return;
-    if (barrier != MPI_SUCCESS) {
-        *error_code = barrier;
-        return;
-    }
     ADIOI_ABT_Sync_shadow(fd);
     a->inner->fns->ADIOI_xxx_Resize(a->inner, size, error_code);
 }

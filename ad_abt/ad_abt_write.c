@@ -30,6 +30,11 @@ void ADIOI_ABT_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatyp
     ADIO_Offset len = ADIOI_ABT_Extent(fd, count, datatype, file_ptr_type, offset, &off);
 
     if (ADIOI_ABT_Buffering(fd)) {
+        /* what another handle of the file still holds of the range lands first */
+        *error_code = ADIOI_ABT_Drain_range(fd, ADIOI_ABT_OTHERS, (uint64_t) off,
+                                            (uint64_t) len, myname);
+        if (*error_code != MPI_SUCCESS)
+            return;
         abt_phase_begin(a->engine);
         int rc = abt_write(a->engine, (uint64_t) off, buf, (uint64_t) len);
         abt_phase_end(a->engine);
@@ -65,11 +70,17 @@ void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Dataty
         abt_phase_end(a->engine);
 }
 
+/* Collective: the writes of every process that the call's accesses meet
+ * land first (ad_abt_order.c); the call's own writes are buffered. */
 void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                 ADIO_Status *status, int *error_code)
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
+    *error_code = ADIOI_ABT_Order_collective(fd, count, datatype, file_ptr_type, offset,
+                                             "ADIOI_ABT_WRITESTRIDEDCOLL");
+    if (*error_code != MPI_SUCCESS)
+        return;
     if (a->engine)
         abt_phase_begin(a->engine);
     ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,

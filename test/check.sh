@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make check: unit tests, MPI integration tests, ROMIO's test suite over
-# rfs:, abt:rfs:, abt:ufs: and rdma: (1, 2 and 4 servers), MPICH's
+# rfs:, abt:rfs:, abt:ufs:, abt: forced on plain names and rdma: (1, 2 and 4 servers), MPICH's
 # test/mpi/io over rfs:. Ends with one line "N passed, N failed, N skipped".
 set -u
 repo=$1
@@ -14,7 +14,7 @@ bash "$repo/test/run-unit.sh" "$repo/build/obj/plain" "$work/unit.res" test_prot
     test_coll test_ogr
 bash "$repo/test/integration/run.sh" "$prefix" "$work/integration" "$work/integration.res"
 bash "$repo/test/romio/run.sh" "$prefix" "$mpich_dir" "$work/romio" "$work/romio.res" \
-    rfs abt-rfs abt-ufs rdma-1-65536-list rdma-2-4096-datatype rdma-4-1000-list-auto-enable rdma-4-65536-datatype \
+    rfs abt-rfs abt-ufs abt-force rdma-1-65536-list rdma-2-4096-datatype rdma-4-1000-list-auto-enable rdma-4-65536-datatype \
     rdma-4-65536-list-two_phase
 bash "$repo/test/mpich-io/run.sh" "$prefix" "$mpich_dir" "$work/mpich-io" "$work/mpich-io.res"
 

@@ -52,8 +52,8 @@ int abt_engine_create(struct abt_engine **e, const struct abt_config *cfg, struc
 int abt_write(struct abt_engine *e, uint64_t offset, const void *buf, uint64_t len);
 /* Does any write not yet drained touch [offset, offset + len)? */
 int abt_overlaps(struct abt_engine *e, uint64_t offset, uint64_t len);
-/* One past the highest byte not yet drained, 0 when nothing is pending. */
-uint64_t abt_pending_end(struct abt_engine *e);
+/* Is anything not yet drained? Then [*lo, *hi) bounds it. */
+int abt_pending(struct abt_engine *e, uint64_t *lo, uint64_t *hi);
 /* Waits until everything written so far is in the sink. */
 int abt_flush(struct abt_engine *e);
 /* The first error of deferred work, 0 if none. */

@@ -493,17 +493,20 @@ int abt_write(struct abt_engine *e, uint64_t offset, const void *buf, uint64_t l
 int abt_overlaps(struct abt_engine *e, uint64_t offset, uint64_t len)
 {
     lock(e);
-    int hit = e->head && offset < e->hi && offset + len > e->lo;
+    /* offset + len may not fit: compare the distance instead */
+    int hit = e->head && offset < e->hi && (offset >= e->lo || len > e->lo - offset);
     unlock(e);
     return hit;
 }
 
-uint64_t abt_pending_end(struct abt_engine *e)
+int abt_pending(struct abt_engine *e, uint64_t *lo, uint64_t *hi)
 {
     lock(e);
-    uint64_t end = e->head ? e->hi : 0;
+    int pending = e->head != NULL;
+    *lo = pending ? e->lo : 0;
+    *hi = pending ? e->hi : 0;
     unlock(e);
-    return end;
+    return pending;
 }
 
 int abt_flush(struct abt_engine *e)

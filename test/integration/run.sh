@@ -24,7 +24,7 @@ for t in rfs_clients rfsd_hostile; do
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
-    abt_faults rdma_faults rfs_security rdma_subarray; do
+    abt_order abt_faults rdma_faults rfs_security rdma_subarray; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -75,6 +75,17 @@ run_case "abt_rfs_contig.np4" 120 $mpiexec -n 4 "$work/bin/rfs_contig" \
     "abt:rfs:127.0.0.1:$main_port:/abt-contig/f" "$root"
 run_case "abt_rfs_noncontig.np4" 120 $mpiexec -n 4 "$work/bin/rfs_noncontig" \
     "abt:rfs:127.0.0.1:$main_port:/abt-noncontig/" "$root/abt-noncontig"
+# PnetCDF's access sequence (issue 20): two handles per process, a fill and
+# the data over it from other processes, reads without a sync
+mkdir -p "$root/abt-order" "$work/ufs-order" "$work/force-order"
+for np in 2 4; do
+    run_case "abt_order.rfs.np$np" 120 $mpiexec -n $np "$work/bin/abt_order" \
+        "abt:rfs:127.0.0.1:$main_port:/abt-order/"
+    run_case "abt_order.ufs.np$np" 120 $mpiexec -n $np "$work/bin/abt_order" \
+        "abt:ufs:$work/ufs-order/"
+done
+run_case "abt_order.forced.np2" 120 env ROMIO_FSTYPE_FORCE=abt: $mpiexec -n 2 \
+    "$work/bin/abt_order" "$work/force-order/"
 # The stage directory full: a 256 KiB tmpfs in a private mount namespace.
 full=$work/full-stage
 mkdir -p "$full" "$work/ufs-full"

@@ -2,7 +2,8 @@
 # ROMIO's own test suite (src/mpi/romio/test of the MPICH source), built
 # with our mpicc and run with the process counts and arguments of ROMIO's
 # runtests, once per mode: rfs (rfs: on a live rfsd), abt-rfs (abt:rfs:),
-# abt-ufs (abt:ufs: on a local directory), rdma-... (rdma:
+# abt-ufs (abt:ufs: on a local directory), abt-force (plain names with
+# ROMIO_FSTYPE_FORCE=abt:), rdma-... (rdma:
 # striped over N servers with stripe unit UNIT, rdma_io_method METHOD,
 # rdma_coll COLL, default auto, rdma_memory_segments SEGMENTS, default auto,
 # given through a ROMIO_HINTS file: rdma-N-UNIT-METHOD[-COLL[-SEGMENTS]]).
@@ -91,11 +92,12 @@ root=$work/root
 case " $modes " in *" rfs "*|*" abt-rfs "*) start_rfsd "$root" "$work" romio || exit 1 ;; esac
 
 for mode in $modes; do
-    dirs="" hints=/dev/null
+    dirs="" hints=/dev/null force=""
     case $mode in
         rfs) base="rfs:127.0.0.1:$RFSD_PORT:/rfs" dirs=$root/rfs ;;
         abt-rfs) base="abt:rfs:127.0.0.1:$RFSD_PORT:/abt" dirs=$root/abt ;;
         abt-ufs) base="abt:ufs:$work/ufs" dirs=$work/ufs ;;
+        abt-force) base=$work/force dirs=$work/force force=abt: ;;
         rdma-*-*-*)
             IFS=- read -r _ n unit method coll segments <<< "$mode"
             start_rdma_servers "$n" "$work" "$mode" || exit 1
@@ -126,7 +128,8 @@ for mode in $modes; do
         fname="$base/$name/testfile"
         # shellcheck disable=SC2086
         ROMIO_RDMA_SERVERS=${RDMA_SERVERS:-} ROMIO_HINTS=$hints \
-            run_case "romio.$mode.$name" "${ROMIO_TIMEOUT:-300}" "$PREFIX/bin/mpiexec" \
+            run_case "romio.$mode.$name" "${ROMIO_TIMEOUT:-300}" \
+            env ${force:+ROMIO_FSTYPE_FORCE=$force} "$PREFIX/bin/mpiexec" \
             $MPIEXEC_FLAGS -n "$np" "$bindir/$name" ${args//F/$fname}
     done <<< "$TESTS"
 done

@@ -1,0 +1,142 @@
+/*
+ * The order of buffered writes, between the handles of one process and
+ * between processes. Each open handle has an engine of its own that drains
+ * in its own time, so without care a write buffered earlier can land after
+ * one made later, or a read can miss it:
+ * - within a process, a file open twice (PnetCDF opens every file over its
+ *   communicator and again over MPI_COMM_SELF) behaves as one file does on
+ *   the inner file system: a read or write through one handle first drains
+ *   what the other handles still hold of its range;
+ * - between processes, a collective call is an ordering point: every
+ *   process's buffered writes that the call's accesses could touch land
+ *   before any process accesses the file in it (a library fills a record
+ *   collectively and then writes it collectively, with other aggregators).
+ * Collective writes themselves stay buffered; sync, set_size and
+ * preallocate drain every handle. See docs/abt.md, "Order and visibility".
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "ad_abt.h"
+#include "adio_extern.h"
+
+/* The open abt: files of this process. Only the application thread touches
+ * the list (ROMIO's lock serialises MPI-IO calls). */
+static ADIOI_ABT_File *open_files;
+
+void ADIOI_ABT_Register(ADIO_File fd)
+{
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    a->fd = fd;
+    a->next = open_files;
+    open_files = a;
+}
+
+void ADIOI_ABT_Unregister(ADIO_File fd)
+{
+    ADIOI_ABT_File **p = &open_files;
+    while (*p && *p != fd->fs_ptr)
+        p = &(*p)->next;
+    if (*p)
+        *p = (*p)->next;
+}
+
+static int same_file(const ADIOI_ABT_File *g, ADIO_File fd)
+{
+    return g->engine != NULL && strcmp(g->fd->filename, fd->filename) == 0;
+}
+
+/* Every handle of fd's file in this process (`which`) that still buffers
+ * bytes of [off, off + len) drains; an MPI error code. */
+int ADIOI_ABT_Drain_range(ADIO_File fd, int which, uint64_t off, uint64_t len,
+                          const char *myname)
+{
+    for (ADIOI_ABT_File *g = open_files; g; g = g->next) {
+        int self = g == fd->fs_ptr;
+        if (!same_file(g, fd) || !(which & (self ? ADIOI_ABT_THIS : ADIOI_ABT_OTHERS)))
+            continue;
+        int rc = abt_overlaps(g->engine, off, len) ? abt_flush(g->engine) : 0;
+        if (rc)
+            return ADIOI_ABT_Error(rc, myname, fd->filename);
+    }
+    return MPI_SUCCESS;
+}
+
+int ADIOI_ABT_Drain(ADIO_File fd, const char *myname)
+{
+    return ADIOI_ABT_Drain_range(fd, ADIOI_ABT_ALL_HANDLES, 0, UINT64_MAX, myname);
+}
+
+/* The bytes still buffered for fd's file by any handle of this process:
+ * [*lo, *hi), empty when *lo >= *hi. */
+void ADIOI_ABT_Pending(ADIO_File fd, uint64_t *lo, uint64_t *hi)
+{
+    *lo = UINT64_MAX;
+    *hi = 0;
+    for (ADIOI_ABT_File *g = open_files; g; g = g->next) {
+        uint64_t l, h;
+        if (same_file(g, fd) && abt_pending(g->engine, &l, &h)) {
+            *lo = l < *lo ? l : *lo;
+            *hi = h > *hi ? h : *hi;
+        }
+    }
+}
+
+/* [lo, hi) of this process's accesses in the call, empty when lo >= hi. */
+static void call_span(ADIO_File fd, int count, MPI_Datatype datatype, int file_ptr_type,
+                      ADIO_Offset offset, long long *lo, long long *hi)
+{
+    ADIO_Offset *offs, *lens, start, end, fp_ind = fd->fp_ind;
+    int pieces;
+    ADIOI_Calc_my_off_len(fd, count, datatype, file_ptr_type, offset, &offs, &lens, &start,
+                          &end, &pieces);
+    fd->fp_ind = fp_ind;        /* it advances the individual pointer: the call has not run */
+    ADIOI_Free(offs);           /* lens lives in the same allocation */
+    *lo = pieces > 0 ? start : 0;
+    *hi = pieces > 0 ? end + 1 : 0;
+}
+
+/*
+ * Called by every process of the communicator at the start of a collective
+ * access. One allreduce tells each the span of the call over all processes
+ * and the span of all buffered writes; when they meet, those writes drain
+ * and a second allreduce both waits for every drain and agrees on failure,
+ * so that no process goes on into the collective alone.
+ */
+int ADIOI_ABT_Order_collective(ADIO_File fd, int count, MPI_Datatype datatype,
+                               int file_ptr_type, ADIO_Offset offset, const char *myname)
+{
+    long long lo, hi, v[4];
+    uint64_t plo, phi;
+    call_span(fd, count, datatype, file_ptr_type, offset, &lo, &hi);
+    ADIOI_ABT_Pending(fd, &plo, &phi);
+    int pending = plo < phi;
+    /* maxima of -lo and hi give the union's bounds */
+    v[0] = lo < hi ? -lo : LLONG_MIN;
+    v[1] = lo < hi ? hi : LLONG_MIN;
+    v[2] = pending ? -(long long) plo : LLONG_MIN;
+    v[3] = pending ? (long long) phi : LLONG_MIN;
+    MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    if (v[1] == LLONG_MIN || v[3] == LLONG_MIN || -v[2] >= v[1] || v[3] <= -v[0])
+        return MPI_SUCCESS;     /* nothing buffered anywhere meets the call */
+
+    uint64_t span_lo = (uint64_t) -v[0], span_hi = (uint64_t) v[1];
+    int err = ADIOI_ABT_Drain_range(fd, ADIOI_ABT_ALL_HANDLES, span_lo, span_hi - span_lo,
+                                    myname);
+    return ADIOI_ABT_Agree(fd->comm, err, myname);
+}
+
+/* Collective over comm: returns once every process has passed its `err`; a
+ * process whose own err is MPI_SUCCESS gets an error too when another one
+ * failed, so that all leave together rather than some going on into a
+ * collective call that the others never enter. */
+int ADIOI_ABT_Agree(MPI_Comm comm, int err, const char *myname)
+{
+    int failed = err != MPI_SUCCESS, any_failed = 0;
+    MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
+    if (err != MPI_SUCCESS || !any_failed)
+        return err;
+    return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                MPI_ERR_IO, "**io", "**io %s",
+                                "a buffered write of another process failed");
+}
