@@ -1,7 +1,8 @@
 # romio-drivers: ROMIO ADIO drivers for MPICH 4.0.2 (rfs: now; rdma: and abt: to come).
 #
 #   make                 install Debian packages, build the patched MPICH (cached) and rfsd
-#   make check           unit tests, integration tests, ROMIO's and MPICH's I/O tests over rfs:
+#   make check           unit tests, integration tests, ROMIO's and MPICH's I/O tests over rfs:,
+#                        PnetCDF's tests over abt: (PnetCDF built once, cached)
 #   make check-mpich-io  MPICH's test/mpi/io over rfs: alone (ROMIO_FSTYPE_FORCE=rfs:)
 #   make check-sanitize  unit and integration tests under ASan+UBSan, TSan and valgrind
 #   make check-rdma      the verbs transport and rfsd --rdma over soft-RoCE in a qemu guest
@@ -20,6 +21,8 @@ CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)
 # The MPICH build is keyed by version, the patch and the driver file lists.
 MPICH_KEY     := $(shell cat mpich-patch/* ad_*/Makefile.mk adio/romio.mk | sha256sum | cut -c1-16)
 MPICH_DIR     := $(CACHE_ROOT)/mpich-$(MPICH_VERSION)-$(MPICH_KEY)
+# PnetCDF built with that MPICH's mpicc, for its own tests (test/apps/)
+PNETCDF_DIR   := $(MPICH_DIR)-pnetcdf
 PREFIX        := $(CURDIR)/build/install
 OBJ           := build/obj
 
@@ -50,7 +53,7 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/%.o,$(1))
 
-.PHONY: all deps mpich rfsd unit check check-rdma rdma-deps rdma-vm-progs \
+.PHONY: all deps mpich pnetcdf rfsd unit check check-rdma rdma-deps rdma-vm-progs \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll \
         bench-reg \
@@ -105,9 +108,12 @@ rdma-deps:
 
 unit: $(addprefix $(FOBJ)/,$(UNIT_TESTS) $(MPI_TESTS))
 
+pnetcdf: mpich
+	@bash scripts/build-pnetcdf.sh $(PREFIX) $(PNETCDF_DIR)
+
 # The test command of README.md and CI: every suite runs, one summary line.
-check: all unit
-	@bash test/check.sh $(CURDIR) $(MPICH_DIR)
+check: all unit pnetcdf
+	@bash test/check.sh $(CURDIR) $(MPICH_DIR) $(PNETCDF_DIR)
 
 # MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:) alone; make check
 # runs it too.

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make check: unit tests, MPI integration tests, ROMIO's test suite over
 # rfs:, abt:rfs:, abt:ufs:, abt: forced on plain names and rdma: (1, 2 and 4 servers), MPICH's
-# test/mpi/io over rfs:. Ends with one line "N passed, N failed, N skipped".
+# test/mpi/io over rfs:, PnetCDF's tests over abt:. Ends with one line "N passed, N failed, N skipped".
 set -u
 repo=$1
 mpich_dir=$2
+pnetcdf_dir=$3
 prefix=$repo/build/install
 work=$(mktemp -d "${TMPDIR:-/tmp}/rfs-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -17,11 +18,12 @@ bash "$repo/test/romio/run.sh" "$prefix" "$mpich_dir" "$work/romio" "$work/romio
     rfs abt-rfs abt-ufs abt-force rdma-1-65536-list rdma-2-4096-datatype rdma-4-1000-list-auto-enable rdma-4-65536-datatype \
     rdma-4-65536-list-two_phase
 bash "$repo/test/mpich-io/run.sh" "$prefix" "$mpich_dir" "$work/mpich-io" "$work/mpich-io.res"
+bash "$repo/test/apps/pnetcdf.sh" "$prefix" "$pnetcdf_dir" "$work/apps" "$work/apps.res"
 
 total_p=0 total_f=0 total_s=0
 echo
 echo "summary"
-for suite in unit integration romio mpich-io; do
+for suite in unit integration romio mpich-io apps; do
     if [ -s "$work/$suite.res" ]; then
         read -r p f s < "$work/$suite.res"
     else
