@@ -45,10 +45,12 @@ UNIT_TESTS := test_proto test_net test_verbs_proto test_server test_dtype test_a
               test_security test_coll test_ogr
 MPI_TESTS  := test_dtype_mpi
 
-# Objects per flavour (plain, asan, tsan) so sanitizer builds never mix.
+# Objects per flavour (plain, asan, tsan) so sanitizer builds never mix; the
+# programs in $(FOBJ), the objects in $(FOBJ)/o, so that a source folder may
+# bear a program's name (rfsd/).
 FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
-objs     = $(patsubst %.c,$(FOBJ)/%.o,$(1))
+objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 
 .PHONY: all deps mpich rfsd unit check check-rdma rdma-deps rdma-vm-progs \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
@@ -65,7 +67,7 @@ mpich: deps
 	@bash scripts/build-mpich.sh $(CURDIR) $(MPICH_DIR)
 	@mkdir -p build && ln -sfn $(MPICH_DIR)/install build/install
 
-$(FOBJ)/%.o: %.c
+$(FOBJ)/o/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -143,7 +145,7 @@ bench-coll: all
 # verbs device: only in the soft-RoCE VM (test/rdma-vm/); elsewhere it says
 # it skips. Built against libibverbs when its headers are installed.
 HAVE_VERBS := $(shell test -f /usr/include/infiniband/verbs.h && echo yes)
-$(FOBJ)/test/bench/reg_bench.o: CPPFLAGS += $(if $(HAVE_VERBS),-DHAVE_VERBS)
+$(FOBJ)/o/test/bench/reg_bench.o: CPPFLAGS += $(if $(HAVE_VERBS),-DHAVE_VERBS)
 $(FOBJ)/reg_bench: $(call objs,test/bench/reg_bench.c $(REG_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(if $(HAVE_VERBS),-libverbs)
 
