@@ -73,7 +73,7 @@ $(FOBJ)/o/%.o: %.c
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
 
-$(FOBJ)/rfsd: $(call objs,ad_rfs/rfsd.c $(SERVER_SRC) $(CORE_SRC))
+$(FOBJ)/rfsd: $(call objs,rfsd/rfsd.c $(SERVER_SRC) $(CORE_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SRC) $(CORE_SRC) $(ABT_SRC))
