@@ -39,7 +39,9 @@ REG_SRC    := adio/net/ogr.c adio/net/regcache.c
 VERBS_SRC  := adio/net/net_verbs.c adio/net/verbs_proto.c adio/net/verbs_reg.c $(REG_SRC)
 CORE_SRC   := adio/net/net_tcp.c adio/net/net_tls.c $(VERBS_SRC) adio/proto/rfs_proto.c \
               adio/proto/rfs_client.c adio/proto/rfs_auth.c $(DTYPE_SRC) $(STRIPE_SRC)
-SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c \
+SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_frame.c adio/server/rfs_dispatch.c \
+              adio/server/rfs_fileops.c adio/server/rfs_view_io.c adio/server/rfs_server_auth.c \
+              adio/server/rfs_move.c adio/server/rfs_path.c adio/server/rfs_log.c \
               adio/server/rfs_rate.c adio/server/rfs_coll.c
 UNIT_TESTS := test_proto test_net test_verbs_proto test_server test_dtype test_abt test_stripe \
               test_security test_coll test_ogr
