@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "dtype/dtype.h"
-#include "net/net_verbs.h"
+#include "verbs/net_verbs.h"
 #include "proto/rfs_client.h"
 
 static int passed, failed;

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "dtype/dtype.h"
-#include "net/net_verbs.h"
+#include "verbs/net_verbs.h"
 #include "stripe/stripe_file.h"
 
 static int passed, failed;

@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "net/net_verbs.h"
+#include "verbs/net_verbs.h"
 
 static const char *addr(void)
 {

@@ -11,7 +11,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "net/net_verbs.h"
+#include "verbs/net_verbs.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,8 +27,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "net/verbs_proto.h"
-#include "net/verbs_reg.h"
+#include "verbs/verbs_proto.h"
+#include "verbs/verbs_reg.h"
 
 /* Defaults; RFS_VERBS_* environment variables override them (docs/rdma.md). */
 #define VERBS_CREDITS      16           /* receive buffers posted for the peer */
