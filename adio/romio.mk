@@ -12,6 +12,7 @@ noinst_HEADERS +=                       \
     adio/netcore/net/net.h              \
     adio/netcore/verbs/ogr.h            \
     adio/netcore/verbs/net_verbs.h      \
+    adio/netcore/verbs/verbs_conn.h     \
     adio/netcore/verbs/verbs_proto.h    \
     adio/netcore/verbs/verbs_reg.h      \
     adio/netcore/verbs/regcache.h       \
@@ -35,6 +36,12 @@ romio_other_sources +=                  \
     adio/netcore/net/net_tcp.c          \
     adio/netcore/net/net_tls.c          \
     adio/netcore/verbs/net_verbs.c      \
+    adio/netcore/verbs/verbs_setup.c    \
+    adio/netcore/verbs/verbs_listen.c   \
+    adio/netcore/verbs/verbs_progress.c \
+    adio/netcore/verbs/verbs_rdma.c     \
+    adio/netcore/verbs/verbs_send.c     \
+    adio/netcore/verbs/verbs_recv.c     \
     adio/netcore/verbs/verbs_proto.c    \
     adio/netcore/verbs/verbs_reg.c      \
     adio/netcore/verbs/ogr.c            \
