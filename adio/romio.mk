@@ -10,6 +10,7 @@ AM_CPPFLAGS += -I$(top_srcdir)/adio/netcore
 
 noinst_HEADERS +=                       \
     adio/netcore/net/net.h              \
+    adio/netcore/net/net_endpoint.h     \
     adio/netcore/verbs/ogr.h            \
     adio/netcore/verbs/net_verbs.h      \
     adio/netcore/verbs/verbs_conn.h     \
@@ -35,6 +36,7 @@ noinst_HEADERS +=                       \
 romio_other_sources +=                  \
     adio/netcore/net/net_tcp.c          \
     adio/netcore/net/net_tls.c          \
+    adio/netcore/net/net_endpoint.c     \
     adio/netcore/verbs/net_verbs.c      \
     adio/netcore/verbs/verbs_setup.c    \
     adio/netcore/verbs/verbs_listen.c   \
