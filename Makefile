@@ -1,4 +1,4 @@
-# romio-drivers: ROMIO ADIO drivers for MPICH 4.0.2 (rfs: now; rdma: and abt: to come).
+# romio-drivers: ROMIO ADIO drivers for MPICH 4.0.2 (rfs:, rdma:, abt:) and their server, rfsd.
 #
 #   make                 install Debian packages, build the patched MPICH (cached) and rfsd
 #   make check           unit tests, integration tests, ROMIO's and MPICH's I/O tests over rfs:
