@@ -1,4 +1,4 @@
-# romio-drivers: ROMIO ADIO drivers for MPICH 4.0.2 (rfs: now; rdma: and abt: to come).
+# romio-drivers: ROMIO ADIO drivers for MPICH 4.0.2 (rfs:, rdma:, abt:) and their server, rfsd.
 #
 #   make                 install Debian packages, build the patched MPICH (cached) and rfsd
 #   make check           unit tests, integration tests, ROMIO's and MPICH's I/O tests over rfs:,
@@ -38,20 +38,27 @@ ABT_SRC    := adio/abt/abt_engine.c adio/abt/abt_pool.c adio/abt/abt_stage.c adi
               adio/abt/abt_sink_posix.c adio/abt/abt_sink_rfs.c
 STRIPE_SRC := adio/stripe/stripe.c adio/stripe/stripe_servers.c adio/stripe/stripe_file.c \
               adio/stripe/stripe_io.c
-REG_SRC    := adio/net/ogr.c adio/net/regcache.c
-VERBS_SRC  := adio/net/net_verbs.c adio/net/verbs_proto.c adio/net/verbs_reg.c $(REG_SRC)
-CORE_SRC   := adio/net/net_tcp.c adio/net/net_tls.c $(VERBS_SRC) adio/proto/rfs_proto.c \
-              adio/proto/rfs_client.c adio/proto/rfs_auth.c $(DTYPE_SRC) $(STRIPE_SRC)
-SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c \
+REG_SRC    := adio/verbs/ogr.c adio/verbs/regcache.c
+VERBS_SRC  := adio/verbs/net_verbs.c adio/verbs/verbs_setup.c adio/verbs/verbs_listen.c \
+              adio/verbs/verbs_progress.c adio/verbs/verbs_rdma.c adio/verbs/verbs_send.c \
+              adio/verbs/verbs_recv.c adio/verbs/verbs_proto.c adio/verbs/verbs_reg.c $(REG_SRC)
+CORE_SRC   := adio/net/net_tcp.c adio/net/net_tls.c adio/net/net_endpoint.c $(VERBS_SRC) \
+              adio/proto/rfs_proto.c adio/proto/rfs_client.c adio/proto/rfs_auth.c $(DTYPE_SRC) \
+              $(STRIPE_SRC)
+SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_frame.c adio/server/rfs_dispatch.c \
+              adio/server/rfs_fileops.c adio/server/rfs_view_io.c adio/server/rfs_server_auth.c \
+              adio/server/rfs_move.c adio/server/rfs_path.c adio/server/rfs_log.c \
               adio/server/rfs_rate.c adio/server/rfs_coll.c
 UNIT_TESTS := test_proto test_net test_verbs_proto test_server test_dtype test_abt test_stripe \
               test_security test_coll test_ogr
 MPI_TESTS  := test_dtype_mpi
 
-# Objects per flavour (plain, asan, tsan) so sanitizer builds never mix.
+# Objects per flavour (plain, asan, tsan) so sanitizer builds never mix; the
+# programs in $(FOBJ), the objects in $(FOBJ)/o, so that a source folder may
+# bear a program's name (rfsd/).
 FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
-objs     = $(patsubst %.c,$(FOBJ)/%.o,$(1))
+objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 
 .PHONY: all deps mpich pnetcdf rfsd unit check check-rdma rdma-deps rdma-vm-progs \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
@@ -68,13 +75,13 @@ mpich: deps
 	@bash scripts/build-mpich.sh $(CURDIR) $(MPICH_DIR)
 	@mkdir -p build && ln -sfn $(MPICH_DIR)/install build/install
 
-$(FOBJ)/%.o: %.c
+$(FOBJ)/o/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
 
-$(FOBJ)/rfsd: $(call objs,ad_rfs/rfsd.c $(SERVER_SRC) $(CORE_SRC))
+$(FOBJ)/rfsd: $(call objs,rfsd/rfsd.c $(SERVER_SRC) $(CORE_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SRC) $(CORE_SRC) $(ABT_SRC))
@@ -149,7 +156,7 @@ bench-coll: all
 # verbs device: only in the soft-RoCE VM (test/rdma-vm/); elsewhere it says
 # it skips. Built against libibverbs when its headers are installed.
 HAVE_VERBS := $(shell test -f /usr/include/infiniband/verbs.h && echo yes)
-$(FOBJ)/test/bench/reg_bench.o: CPPFLAGS += $(if $(HAVE_VERBS),-DHAVE_VERBS)
+$(FOBJ)/o/test/bench/reg_bench.o: CPPFLAGS += $(if $(HAVE_VERBS),-DHAVE_VERBS)
 $(FOBJ)/reg_bench: $(call objs,test/bench/reg_bench.c $(REG_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(if $(HAVE_VERBS),-libverbs)
 

@@ -2,8 +2,8 @@
  * The rdma: driver: MPI-IO on a file striped over several rfsd I/O
  * servers (docs/rdma.md). File names are rdma:/PATH; the servers come
  * from the rdma_servers hint, $ROMIO_RDMA_SERVERS or a configuration
- * file, in that order. This version moves data over TCP through the
- * stream transports of adio/net; noncontiguous requests go as naive,
+ * file, in that order. Data moves through the stream transports of
+ * adio/net (TCP, TLS) or adio/verbs; noncontiguous requests go as naive,
  * list or datatype I/O (adio/stripe).
  */
 #ifndef AD_RDMA_H_INCLUDED

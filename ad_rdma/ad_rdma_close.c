@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "ad_rdma.h"
-#include "net/net_verbs.h"
+#include "verbs/net_verbs.h"
 
 static void print_verbs_stats(const ADIOI_RDMA_File *f, uint32_t i)
 {

@@ -8,7 +8,7 @@
 
 #include "ad_rdma.h"
 #include "adio_extern.h"
-#include "net/net_verbs.h"
+#include "verbs/net_verbs.h"
 #include "proto/rfs_adio.h"
 
 /*

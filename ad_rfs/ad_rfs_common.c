@@ -11,6 +11,7 @@
 #include "ad_rfs.h"
 #include "adio_extern.h"
 #include "dtype/dtype_view.h"
+#include "net/net_endpoint.h"
 #include "proto/rfs_adio.h"
 
 static int parse_endpoint(const char *name, char *host, size_t hostlen, char *port,
@@ -41,30 +42,13 @@ int ADIOI_RFS_Parse_name(const char *name, char *host, size_t hostlen, char *por
 static int parse_endpoint(const char *name, char *host, size_t hostlen, char *port,
                           size_t portlen, const char **rest)
 {
-    const char *h = name, *hend;
-    if (*h == '[') {
-        hend = strchr(++h, ']');
-        if (!hend || hend[1] != ':')
-            return -1;
-    } else {
-        hend = strchr(h, ':');
-        if (!hend)
-            return -1;
-    }
-    const char *p = hend + (*hend == ']' ? 2 : 1);
-    const char *pend = strchr(p, ':');
-    if (!pend)
-        pend = p + strlen(p);
-    if (pend == p || hend == h)
+    struct net_endpoint e;
+    int took = net_endpoint_parse(name, strlen(name), &e);
+    if (took < 0 || strlen(e.host) >= hostlen || strlen(e.port) >= portlen)
         return -1;
-    size_t hl = (size_t) (hend - h), pl = (size_t) (pend - p);
-    if (hl >= hostlen || pl >= portlen || strspn(p, "0123456789") != pl)
-        return -1;
-    memcpy(host, h, hl);
-    host[hl] = '\0';
-    memcpy(port, p, pl);
-    port[pl] = '\0';
-    *rest = *pend ? pend + 1 : pend;
+    strcpy(host, e.host);
+    strcpy(port, e.port);
+    *rest = name[took] ? name + took + 1 : name + took;
     return 0;
 }
 

@@ -10,11 +10,13 @@ AM_CPPFLAGS += -I$(top_srcdir)/adio/netcore
 
 noinst_HEADERS +=                       \
     adio/netcore/net/net.h              \
-    adio/netcore/net/ogr.h              \
-    adio/netcore/net/net_verbs.h        \
-    adio/netcore/net/verbs_proto.h      \
-    adio/netcore/net/verbs_reg.h        \
-    adio/netcore/net/regcache.h         \
+    adio/netcore/net/net_endpoint.h     \
+    adio/netcore/verbs/ogr.h            \
+    adio/netcore/verbs/net_verbs.h      \
+    adio/netcore/verbs/verbs_conn.h     \
+    adio/netcore/verbs/verbs_proto.h    \
+    adio/netcore/verbs/verbs_reg.h      \
+    adio/netcore/verbs/regcache.h       \
     adio/netcore/proto/rfs_proto.h      \
     adio/netcore/proto/rfs_client.h     \
     adio/netcore/proto/rfs_adio.h       \
@@ -34,11 +36,18 @@ noinst_HEADERS +=                       \
 romio_other_sources +=                  \
     adio/netcore/net/net_tcp.c          \
     adio/netcore/net/net_tls.c          \
-    adio/netcore/net/net_verbs.c        \
-    adio/netcore/net/verbs_proto.c      \
-    adio/netcore/net/verbs_reg.c        \
-    adio/netcore/net/ogr.c              \
-    adio/netcore/net/regcache.c         \
+    adio/netcore/net/net_endpoint.c     \
+    adio/netcore/verbs/net_verbs.c      \
+    adio/netcore/verbs/verbs_setup.c    \
+    adio/netcore/verbs/verbs_listen.c   \
+    adio/netcore/verbs/verbs_progress.c \
+    adio/netcore/verbs/verbs_rdma.c     \
+    adio/netcore/verbs/verbs_send.c     \
+    adio/netcore/verbs/verbs_recv.c     \
+    adio/netcore/verbs/verbs_proto.c    \
+    adio/netcore/verbs/verbs_reg.c      \
+    adio/netcore/verbs/ogr.c            \
+    adio/netcore/verbs/regcache.c       \
     adio/netcore/proto/rfs_proto.c      \
     adio/netcore/proto/rfs_client.c     \
     adio/netcore/proto/rfs_adio.c       \

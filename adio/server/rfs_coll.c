@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "server/rfs_log.h"
-#include "server/rfs_server.h"
+#include "server/rfs_move.h"
 
 /* Largest merged access: a staging buffer of the executing participant. */
 #define COLL_STAGE (8u << 20)

@@ -12,7 +12,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "server/rfs_server.h"
+#include "server/rfs_path.h"
 
 #include <errno.h>
 #include <fcntl.h>

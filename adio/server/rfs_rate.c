@@ -6,9 +6,9 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <time.h>
+#include "server/rfs_rate.h"
 
-#include "server/rfs_server.h"
+#include <time.h>
 
 static double now_s(void)
 {

@@ -7,22 +7,12 @@
 #ifndef RFS_SERVER_H_INCLUDED
 #define RFS_SERVER_H_INCLUDED
 
-#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include "net/net.h"
 #include "proto/rfs_auth.h"
-
-/* A link of limited bandwidth, shared by all connections (--rate-limit). */
-struct rfs_rate {
-    pthread_mutex_t mu;
-    double bytes_per_s;
-    double busy_until;          /* when the bytes taken so far have crossed */
-};
-void rfs_rate_init(struct rfs_rate *r, double bytes_per_s);
-/* Blocks until `bytes` more have crossed the link. */
-void rfs_rate_take(struct rfs_rate *r, uint64_t bytes);
+#include "server/rfs_rate.h"
 
 struct rfs_server {
     int root_fd;                /* O_PATH directory of the export root */
@@ -52,19 +42,5 @@ int rfs_server_check_keys(const struct rfs_server *s, char *err, size_t errlen);
  * Returns 0 for an orderly end, a negative errno otherwise.
  */
 int rfs_serve_connection(const struct rfs_server *s, struct net_conn *conn, const char *peer);
-
-/* pread or pwrite all of [off, off + len) of fd (a read stops at end of
- * file); returns the bytes moved or -errno. */
-int64_t rfs_move_run(int fd, int is_write, uint8_t *p, int64_t off, int64_t len);
-
-/* Path confinement: open or unlink PATH (leading '/' ignored) strictly
- * beneath root_fd; '..' or a symlink leading outside gives -EXDEV. */
-int rfs_path_open(int root_fd, const char *path, int oflags, mode_t mode);
-/* The same for a directory, as an O_PATH descriptor. */
-int rfs_path_open_dir(int root_fd, const char *path);
-int rfs_path_unlink(int root_fd, const char *path);
-/* openat2 is used where the kernel has it; 0 forces the portable walk
- * (for tests). */
-void rfs_path_use_openat2(int on);
 
 #endif /* RFS_SERVER_H_INCLUDED */

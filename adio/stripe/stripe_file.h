@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 
 #include "dtype/dtype.h"
+#include "net/net_endpoint.h"
 #include "proto/rfs_client.h"
 #include "stripe/stripe.h"
 
@@ -25,14 +26,9 @@
 #define STRIPE_CHUNK         (32u << 20)   /* data bytes of one datatype I/O round */
 
 /* Servers of the file system, in order: object i of a file is on server i. */
-struct stripe_endpoint {
-    char host[256];
-    char port[16];
-};
-
 struct stripe_servers {
     uint32_t n;
-    struct stripe_endpoint at[STRIPE_MAX_FACTOR];
+    struct net_endpoint at[STRIPE_MAX_FACTOR];
 };
 
 /* "HOST:PORT,HOST:PORT,..." (HOST may be [IPv6]); 0 or -EINVAL. */
@@ -63,7 +59,7 @@ struct stripe_stats {
 struct stripe_file {
     struct stripe_layout layout;
     struct rfs_client obj[STRIPE_MAX_FACTOR];   /* object i, on server i */
-    struct stripe_endpoint at[STRIPE_MAX_FACTOR];
+    struct net_endpoint at[STRIPE_MAX_FACTOR];
     uint32_t connected;                 /* objects 0 .. connected-1 have a connection */
     uint32_t max_pairs;                 /* list I/O pairs per request */
     int failed;

@@ -8,46 +8,15 @@
 #include <stdio.h>
 #include <string.h>
 
-/* One HOST:PORT of `len` bytes; HOST may be [IPv6]. */
-static int parse_endpoint(const char *s, size_t len, struct stripe_endpoint *e)
-{
-    const char *colon = NULL, *host = s, *hend;
-    if (len > 0 && s[0] == '[') {
-        const char *close = memchr(s, ']', len);
-        if (!close || close + 1 >= s + len || close[1] != ':')
-            return -EINVAL;
-        host = s + 1;
-        hend = close;
-        colon = close + 1;
-    } else {
-        for (size_t i = 0; i < len; i++)
-            if (s[i] == ':')
-                colon = s + i;
-        hend = colon;
-    }
-    if (!colon || hend == host)
-        return -EINVAL;
-    size_t hl = (size_t) (hend - host), pl = (size_t) (s + len - colon - 1);
-    if (hl >= sizeof e->host || pl == 0 || pl >= sizeof e->port)
-        return -EINVAL;
-    for (size_t i = 0; i < pl; i++)
-        if (colon[1 + i] < '0' || colon[1 + i] > '9')
-            return -EINVAL;
-    memcpy(e->host, host, hl);
-    e->host[hl] = '\0';
-    memcpy(e->port, colon + 1, pl);
-    e->port[pl] = '\0';
-    return 0;
-}
-
 static int add_endpoint(struct stripe_servers *out, const char *s, size_t len)
 {
     if (out->n >= STRIPE_MAX_FACTOR)
         return -EINVAL;
-    int rc = parse_endpoint(s, len, &out->at[out->n]);
-    if (rc == 0)
-        out->n++;
-    return rc;
+    int took = net_endpoint_parse(s, len, &out->at[out->n]);
+    if (took < 0 || (size_t) took != len)
+        return -EINVAL;
+    out->n++;
+    return 0;
 }
 
 int stripe_servers_parse(const char *list, struct stripe_servers *out)

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "net/ogr.h"
+#include "verbs/ogr.h"
 
 #define SKIP_STATUS 77
 

@@ -15,7 +15,9 @@ cd "$repo"
 cc="clang-14 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c11"
 cc="$cc -D_GNU_SOURCE -Iadio -Itest/fuzz"
 core="adio/proto/rfs_proto.c adio/proto/rfs_auth.c test/fuzz/mem_transport.c"
-server="adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c adio/server/rfs_rate.c
+server="adio/server/rfs_server.c adio/server/rfs_frame.c adio/server/rfs_dispatch.c
+        adio/server/rfs_fileops.c adio/server/rfs_view_io.c adio/server/rfs_server_auth.c
+        adio/server/rfs_move.c adio/server/rfs_path.c adio/server/rfs_log.c adio/server/rfs_rate.c
         adio/server/rfs_coll.c
         adio/dtype/dtype.c adio/dtype/dtype_iter.c adio/dtype/dtype_wire.c"
 $cc -o "$work/fuzz_server" test/fuzz/fuzz_server.c test/unit/unit_util.c $core $server \

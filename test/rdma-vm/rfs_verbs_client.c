@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "dtype/dtype.h"
-#include "net/net_verbs.h"
+#include "verbs/net_verbs.h"
+#include "../fill_random.h"
 #include "proto/rfs_client.h"
 
 static int passed, failed;
@@ -25,17 +26,6 @@ static void check(int ok, const char *what)
         passed++;
     else
         failed++;
-}
-
-static void fill(uint8_t *p, size_t n, unsigned seed)
-{
-    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 7;
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        p[i] = (uint8_t) x;
-    }
 }
 
 static uint8_t *slurp(const char *path, size_t *len)
@@ -57,7 +47,7 @@ static void contiguous(struct rfs_client *c, const char *root)
 {
     size_t n = 9u << 20;
     uint8_t *src = malloc(n), *dst = calloc(1, n);
-    fill(src, n, 1);
+    fill_random(src, n, 1);
     struct rfs_stat st;
     check(rfs_open(c, 0, "verbs_contig", RFS_O_RDWR | RFS_O_CREAT, 0644, &st) == RFS_OK,
           "open (create)");
@@ -90,7 +80,7 @@ static void view(struct rfs_client *c, const char *root)
     dtype_serialize(ft, enc);
     size_t n = 3u << 20;
     uint8_t *src = malloc(n), *dst = calloc(1, n);
-    fill(src, n, 2);
+    fill_random(src, n, 2);
     struct rfs_stat st;
     check(rfs_open(c, 1, "verbs_view", RFS_O_RDWR | RFS_O_CREAT, 0644, &st) == RFS_OK,
           "open view file");

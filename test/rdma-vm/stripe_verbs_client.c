@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "dtype/dtype.h"
-#include "net/net_verbs.h"
+#include "verbs/net_verbs.h"
+#include "../fill_random.h"
 #include "stripe/stripe_file.h"
 
 static int passed, failed;
@@ -26,17 +27,6 @@ static void check(int ok, const char *what, int method)
         passed++;
     else
         failed++;
-}
-
-static void fill(uint8_t *p, size_t n, unsigned seed)
-{
-    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 3;
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        p[i] = (uint8_t) x;
-    }
 }
 
 static void one_method(const struct stripe_servers *sv, struct dtype *t, const uint8_t *enc,
@@ -56,7 +46,7 @@ static void one_method(const struct stripe_servers *sv, struct dtype *t, const u
     char name[16];
     uint64_t moved = 0;
     snprintf(name, sizeof name, "/sv%d", m);
-    fill(src, data, (unsigned) m + 1);
+    fill_random(src, data, (unsigned) m + 1);
     check(stripe_open(&f, sv, name, &a) == 0, "open striped file over verbs", m);
     check(stripe_io(&f, (enum stripe_method) m, &v, 0, data, (char *) src, 1, &moved) == 0 &&
           moved == data, "write through the view", m);

@@ -26,23 +26,13 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "net/net_verbs.h"
+#include "verbs/net_verbs.h"
+#include "../fill_random.h"
 
 static const char *addr(void)
 {
     const char *a = getenv("VERBS_ADDR");
     return a && *a ? a : "10.0.2.15";
-}
-
-static void fill(uint8_t *p, size_t n, unsigned seed)
-{
-    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        p[i] = (uint8_t) x;
-    }
 }
 
 struct pair {
@@ -155,7 +145,7 @@ static void test_eager(void **state)
     struct pair p;
     pair_open(&p, 10000);
     uint8_t src[3000], dst[3000];
-    fill(src, sizeof src, 1);
+    fill_random(src, sizeof src, 1);
     struct iovec iov[3] = { { src, 40 }, { src + 40, 0 }, { src + 40, 2960 } };
     assert_int_equal(net_writev(p.client, iov, 3), 0);
     assert_int_equal(net_readn(p.server, dst, 10), 0);     /* one message read in parts */
@@ -205,13 +195,13 @@ static void test_credits_pipelined(void **state)
     for (int i = 0; i < N; i++) {
         uint8_t req[600];
         size_t len = 100 + (size_t) (i * 37) % 500;
-        fill(req, len, (unsigned) i);
+        fill_random(req, len, (unsigned) i);
         assert_int_equal(net_writen(p.client, req, len), 0);
     }
     for (int i = 0; i < N; i++) {
         uint8_t req[600], rep[600];
         size_t len = 100 + (size_t) (i * 37) % 500;
-        fill(req, len, (unsigned) i);
+        fill_random(req, len, (unsigned) i);
         assert_int_equal(net_readn(p.client, rep, len), 0);
         for (size_t k = 0; k < len; k++)
             assert_int_equal(rep[k], req[k] ^ 0x5a);
@@ -241,8 +231,8 @@ static void test_rendezvous_read(void **state)
     net_verbs_set_load_offset(p.client, BUSIER);
     size_t n = 3u << 20;
     uint8_t hdr[24], got_hdr[24], *src = malloc(n), *dst = malloc(n);
-    fill(hdr, sizeof hdr, 2);
-    fill(src, n, 3);
+    fill_random(hdr, sizeof hdr, 2);
+    fill_random(src, n, 3);
     struct iovec iov[2] = { { hdr, sizeof hdr }, { src, n } };
     struct send_job j = { .conn = p.client, .iov = iov, .cnt = 2 };
     pthread_t t = send_async(&j);
@@ -275,8 +265,8 @@ static void one_region(struct net_conn *w, struct net_conn *r, size_t n,
                        struct net_verbs_stats *ws, struct net_verbs_stats *rs)
 {
     uint8_t hdr[24], got_hdr[24], *src = malloc(n), *dst = calloc(1, n);
-    fill(hdr, sizeof hdr, 20);
-    fill(src, n, 21);
+    fill_random(hdr, sizeof hdr, 20);
+    fill_random(src, n, 21);
     struct iovec iov[2] = { { hdr, sizeof hdr }, { src, n } };
     struct send_job j = { .conn = w, .iov = iov, .cnt = 2 };
     pthread_t t = send_async(&j);
@@ -391,7 +381,7 @@ static void segments_to_one(struct pair *p, size_t n, int segs, unsigned seed, u
                             struct net_verbs_stats *w, struct net_verbs_stats *r)
 {
     uint8_t *src = malloc(n), *dst = malloc(n);
-    fill(src, n, seed);
+    fill_random(src, n, seed);
     struct iovec *iov = cut(src, n, segs, cut_seed);
     struct send_job j = { .conn = p->client, .iov = iov, .cnt = segs };
     pthread_t t = send_async(&j);
@@ -440,7 +430,7 @@ static void test_scatter_readv(void **state)
     size_t n = 2u << 20;
     int segs = 500;
     uint8_t *src = malloc(n), *dst = calloc(1, n);
-    fill(src, n, 5);
+    fill_random(src, n, 5);
     struct iovec one = { src, n };
     struct send_job j = { .conn = p.client, .iov = &one, .cnt = 1 };
     pthread_t t = send_async(&j);
@@ -472,7 +462,7 @@ static void test_both_noncontig(void **state)
     pair_open(&p, 20000);
     size_t n = 5u << 20;
     uint8_t *src = malloc(n), *dst = calloc(1, n);
-    fill(src, n, 6);
+    fill_random(src, n, 6);
     struct iovec *wi = cut(src, n, 77, 3), *ri = cut(dst, n, 91, 5);
     struct send_job j = { .conn = p.client, .iov = wi, .cnt = 77 };
     pthread_t t = send_async(&j);
@@ -533,7 +523,7 @@ static void test_large(void **state)
     pair_open(&p, 60000);
     size_t n = 96u << 20;
     uint8_t *src = malloc(n), *dst = malloc(n);
-    fill(src, n, 9);
+    fill_random(src, n, 9);
     for (int dir = 0; dir < 2; dir++) {
         struct net_conn *w = dir ? p.server : p.client, *r = dir ? p.client : p.server;
         memset(dst, 0, n);
@@ -568,7 +558,7 @@ static int run_peer(const char *role, const char *port)
     uint8_t *buf = malloc(n);
     struct net_conn *c;
     struct net_opts opts = { .timeout_ms = 60000 };
-    fill(buf, n, 10);
+    fill_random(buf, n, 10);
     if (net_connect(&net_verbs_transport, addr(), port, &opts, &c) != 0)
         return 2;
     for (;;)
@@ -659,7 +649,7 @@ static void test_link_lost(void **state)
     net_verbs_set_load_offset(p.client, BUSIER);        /* the reader reads */
     size_t n = 64u << 20;
     uint8_t *src = malloc(n), *dst = malloc(n);
-    fill(src, n, 12);
+    fill_random(src, n, 12);
     struct iovec one = { src, n };
     struct send_job j = { .conn = p.client, .iov = &one, .cnt = 1 };
     pthread_t t = send_async(&j), c;

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "net/net_verbs.h"
+#include "verbs/net_verbs.h"
 
 struct job {
     struct net_conn *conn;

@@ -183,16 +183,25 @@ static void test_zero_length_blocks(void **state)
     dtype_free(t);
 }
 
+/* The random type of a seed, or NULL when it holds no data or more than
+ * 4 KiB (every window of it is checked). */
+static struct dtype *random_small_type(unsigned seed)
+{
+    srand(seed);
+    struct dtype *t = random_type(3);
+    if (t->size > 0 && t->size <= 4096)
+        return t;
+    dtype_free(t);
+    return NULL;
+}
+
 static void test_random_types(void **state)
 {
     (void) state;
     for (unsigned seed = 1; seed <= 300; seed++) {
-        srand(seed);
-        struct dtype *t = random_type(3);
-        if (t->size == 0 || t->size > 4096) {
-            dtype_free(t);
+        struct dtype *t = random_small_type(seed);
+        if (!t)
             continue;
-        }
         check_all_windows(t, 1 + seed % 3, (int64_t) (seed % 7) * 1000, seed);
         dtype_free(t);
     }
@@ -203,12 +212,9 @@ static void test_optimize_keeps_runs(void **state)
 {
     (void) state;
     for (unsigned seed = 1; seed <= 300; seed++) {
-        srand(seed);
-        struct dtype *t = random_type(3);
-        if (t->size == 0 || t->size > 4096) {
-            dtype_free(t);
+        struct dtype *t = random_small_type(seed);
+        if (!t)
             continue;
-        }
         struct dtype *o = dtype_optimize(copy_of(t));
         assert_non_null(o);
         assert_int_equal(o->size, t->size);

@@ -1,4 +1,5 @@
-/* The TCP transport: whole transfers, end of stream, timeouts, refusal. */
+/* The TCP transport: whole transfers, end of stream, timeouts, refusal;
+ * the HOST:PORT parser, on good and hostile input. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "net/net.h"
+#include "net/net_endpoint.h"
 #include "unit_util.h"
 
 struct pair {
@@ -150,6 +152,66 @@ static void test_connect_refused(void **state)
     assert_null(c);
 }
 
+/* What net_endpoint_parse takes of all of s, or -EINVAL. */
+static int parse(const char *s, struct net_endpoint *e)
+{
+    return net_endpoint_parse(s, strlen(s), e);
+}
+
+static void test_endpoint_good(void **state)
+{
+    (void) state;
+    struct net_endpoint e;
+    assert_int_equal(parse("io0.example:7000", &e), 16);
+    assert_string_equal(e.host, "io0.example");
+    assert_string_equal(e.port, "7000");
+    assert_int_equal(parse("[fe80::1]:65535", &e), 15);
+    assert_string_equal(e.host, "fe80::1");
+    assert_string_equal(e.port, "65535");
+    assert_int_equal(parse("10.0.0.1:1", &e), 10);
+    assert_string_equal(e.host, "10.0.0.1");
+    /* A ':' ends it: what follows (an rfs: path) is the caller's. */
+    assert_int_equal(parse("h:7070:/run1/out", &e), 6);
+    assert_string_equal(e.port, "7070");
+    assert_int_equal(parse("[::1]:7070:/x", &e), 10);
+    assert_string_equal(e.host, "::1");
+    /* Only the first len bytes count (one element of a list). */
+    assert_int_equal(net_endpoint_parse("a:1,b:2", 3, &e), 3);
+    assert_string_equal(e.host, "a");
+    assert_string_equal(e.port, "1");
+}
+
+static void test_endpoint_hostile(void **state)
+{
+    (void) state;
+    struct net_endpoint e;
+    char host[300], name[320];
+    const char *bad[] = {
+        "", ":", "h", "h:", ":7000", "[]:7000", "h:0", "h:00000", "h:65536", "h:99999",
+        "h:12345678901234567890", "h:70x", "h:-1", "h: 80", "h:+80", "[::1]", "[::1]:",
+        "[::1]7000", "[::1:7000", "::1:7000", "a:b:80",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memset(&e, 0x5a, sizeof e);
+        assert_int_equal(parse(bad[i], &e), -EINVAL);
+    }
+    /* A host of 255 bytes fits, one of 256 does not. */
+    memset(host, 'h', 255);
+    host[255] = '\0';
+    snprintf(name, sizeof name, "%s:80", host);
+    assert_int_equal(parse(name, &e), 258);
+    assert_int_equal(strlen(e.host), 255);
+    snprintf(name, sizeof name, "h%s:80", host);
+    assert_int_equal(parse(name, &e), -EINVAL);
+    snprintf(name, sizeof name, "[%s]:80", host);
+    assert_int_equal(parse(name, &e), 260);
+    snprintf(name, sizeof name, "[h%s]:80", host);
+    assert_int_equal(parse(name, &e), -EINVAL);
+    /* The length bounds the parse: no byte past it is read. */
+    assert_int_equal(net_endpoint_parse("h:80", 2, &e), -EINVAL);
+    assert_int_equal(net_endpoint_parse("[::1]:80", 5, &e), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -158,6 +220,8 @@ int main(void)
         cmocka_unit_test(test_end_of_stream),
         cmocka_unit_test(test_receive_timeout),
         cmocka_unit_test(test_connect_refused),
+        cmocka_unit_test(test_endpoint_good),
+        cmocka_unit_test(test_endpoint_hostile),
     };
     return cmocka_run_group_tests_name("net", tests, NULL, NULL);
 }

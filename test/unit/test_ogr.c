@@ -25,8 +25,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "net/ogr.h"
-#include "net/regcache.h"
+#include "verbs/ogr.h"
+#include "verbs/regcache.h"
 
 static size_t page;
 

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "proto/rfs_client.h"
+#include "server/rfs_path.h"
 #include "unit_util.h"
 
 static struct test_server ts;

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <cmocka.h>
 
-#include "net/verbs_proto.h"
+#include "verbs/verbs_proto.h"
 #include "unit_util.h"
 
 static void test_header_round_trip(void **state)

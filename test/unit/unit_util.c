@@ -120,18 +120,6 @@ const char *test_path(const struct test_server *ts, const char *rel, char *buf, 
     return buf;
 }
 
-void fill_random(void *buf, size_t len, unsigned seed)
-{
-    uint8_t *p = buf;
-    uint32_t x = seed * 2654435761u + 1;
-    for (size_t i = 0; i < len; i++) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        p[i] = (uint8_t) x;
-    }
-}
-
 uint8_t *read_file(const char *path, size_t *len)
 {
     int fd = open(path, O_RDONLY);

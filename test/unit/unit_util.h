@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "server/rfs_server.h"
+#include "../fill_random.h"
 
 #define TEST_MAX_CONNS 64
 
@@ -33,7 +34,6 @@ void test_server_start_secure(struct test_server *ts, const struct rfs_keyring *
 void test_server_stop(struct test_server *ts);
 /* root/relpath into buf */
 const char *test_path(const struct test_server *ts, const char *rel, char *buf, size_t len);
-void fill_random(void *buf, size_t len, unsigned seed);
 /* Whole file content, malloc'ed; *len gets its size. NULL if missing. */
 uint8_t *read_file(const char *path, size_t *len);
 void remove_tree(const char *path);

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "net/ogr.h"
+#include "verbs/ogr.h"
 
 #define REGCACHE_OWNED 1u
 

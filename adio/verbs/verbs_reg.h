@@ -14,7 +14,7 @@
 #include <infiniband/verbs.h>
 
 #include "net/net.h"
-#include "net/ogr.h"
+#include "verbs/ogr.h"
 
 /* The cache's bounds: registrations are pinned memory. */
 #define VERBS_REGCACHE_ENTRIES 256

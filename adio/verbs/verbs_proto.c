@@ -2,7 +2,7 @@
  * Message framing, credits and work-request planning of the verbs
  * transport (verbs_proto.h). No rdma-core here.
  */
-#include "net/verbs_proto.h"
+#include "verbs/verbs_proto.h"
 
 #include <errno.h>
 #include <string.h>

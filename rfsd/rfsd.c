@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "net/net.h"
-#include "net/net_verbs.h"
+#include "verbs/net_verbs.h"
 #include "proto/rfs_proto.h"
 #include "server/rfs_coll.h"
 #include "server/rfs_log.h"

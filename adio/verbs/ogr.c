@@ -3,7 +3,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "net/ogr.h"
+#include "verbs/ogr.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "net/regcache.h"
+#include "verbs/regcache.h"
 
 const struct ogr_cost ogr_paper_cost = { .page_us = 0.77 + 0.23, .op_us = 7.42 + 1.1 };
 

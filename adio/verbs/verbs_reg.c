@@ -1,7 +1,7 @@
 /*
  * Caller memory registration for the verbs transport (verbs_reg.h).
  */
-#include "net/verbs_reg.h"
+#include "verbs/verbs_reg.h"
 
 #include <errno.h>
 #include <pthread.h>

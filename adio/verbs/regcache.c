@@ -3,7 +3,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "net/regcache.h"
+#include "verbs/regcache.h"
 
 #include <errno.h>
 #include <fcntl.h>
