@@ -19,7 +19,7 @@
 MPICH_VERSION := 4.0.2
 CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)
 # The MPICH build is keyed by version, the patch and the driver file lists.
-MPICH_KEY     := $(shell cat mpich-patch/* ad_*/Makefile.mk adio/romio.mk | sha256sum | cut -c1-16)
+MPICH_KEY     := $(shell cat mpich-patch/* ad_*/Makefile.mk adio/romio.mk common/romio.mk | sha256sum | cut -c1-16)
 MPICH_DIR     := $(CACHE_ROOT)/mpich-$(MPICH_VERSION)-$(MPICH_KEY)
 # PnetCDF built with that MPICH's mpicc, for its own tests (test/apps/)
 PNETCDF_DIR   := $(MPICH_DIR)-pnetcdf
@@ -60,7 +60,7 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 
-.PHONY: all deps mpich pnetcdf rfsd unit check check-rdma rdma-deps rdma-vm-progs \
+.PHONY: all deps mpich pnetcdf layering rfsd unit check check-rdma rdma-deps rdma-vm-progs \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll \
         bench-reg \
@@ -88,9 +88,9 @@ $(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SR
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
 
 # Unit tests that use MPI as their oracle: built with our mpicc.
-$(FOBJ)/test_dtype_mpi: test/unit/test_dtype_mpi.c adio/dtype/dtype_mpi.c $(DTYPE_SRC) | mpich
+$(FOBJ)/test_dtype_mpi: test/unit/test_dtype_mpi.c common/dtype_mpi.c $(DTYPE_SRC) | mpich
 	@mkdir -p $(dir $@)
-	$(PREFIX)/bin/mpicc $(CPPFLAGS) $(ALL_CFLAGS) $^ -o $@ -lcmocka
+	$(PREFIX)/bin/mpicc $(CPPFLAGS) -Icommon $(ALL_CFLAGS) $^ -o $@ -lcmocka
 
 rfsd: mpich $(FOBJ)/rfsd
 	install -m 755 $(FOBJ)/rfsd $(PREFIX)/bin/rfsd
@@ -115,11 +115,17 @@ rdma-deps:
 
 unit: $(addprefix $(FOBJ)/,$(UNIT_TESTS) $(MPI_TESTS))
 
+# adio/ is the MPI-free core that rfsd links too: no MPI or ROMIO header in it
+# (the drivers' ROMIO glue is in common/).
+layering:
+	@! grep -rnE '^#include *[<"](mpi|mpio|adio|adioi|adio_extern)\.h[>"]' adio \
+	    || { echo "layering: adio/ includes MPI or ROMIO headers (above)" >&2; exit 1; }
+
 pnetcdf: mpich
 	@bash scripts/build-pnetcdf.sh $(PREFIX) $(PNETCDF_DIR)
 
 # The test command of README.md and CI: every suite runs, one summary line.
-check: all unit pnetcdf
+check: layering all unit pnetcdf
 	@bash test/check.sh $(CURDIR) $(MPICH_DIR) $(PNETCDF_DIR)
 
 # MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:) alone; make check

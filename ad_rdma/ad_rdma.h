@@ -10,7 +10,7 @@
 #define AD_RDMA_H_INCLUDED
 
 #include "adio.h"
-#include "proto/rfs_adio.h"
+#include "rfs_adio.h"
 #include "stripe/stripe_file.h"
 
 #define ADIOI_RDMA_DEFAULT_TIMEOUT 120  /* seconds */

@@ -21,7 +21,7 @@
 
 #include "ad_rdma.h"
 #include "adio_extern.h"
-#include "dtype/dtype_view.h"
+#include "dtype_view.h"
 
 static int dd_move(ADIO_File fd, const struct dtype *file, char *data, int64_t n, int64_t pos,
                    int is_write, uint64_t *got)

@@ -10,8 +10,8 @@
 
 #include "ad_rdma.h"
 #include "adio_extern.h"
-#include "dtype/dtype_view.h"
-#include "proto/rfs_adio.h"
+#include "dtype_view.h"
+#include "rfs_adio.h"
 
 /* The list of the last file this process opened: MPI_File_delete gets no
  * hints, so a program that named its servers by hint can still delete. */

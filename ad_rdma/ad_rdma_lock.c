@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "ad_rdma.h"
-#include "proto/rfs_adio.h"
+#include "rfs_adio.h"
 
 int ADIOI_RDMA_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
                        ADIO_Offset len)

@@ -9,7 +9,7 @@
 #include "ad_rdma.h"
 #include "adio_extern.h"
 #include "verbs/net_verbs.h"
-#include "proto/rfs_adio.h"
+#include "rfs_adio.h"
 
 /*
  * rdma_transport: verbs when asked, or (auto) when this host has an RDMA

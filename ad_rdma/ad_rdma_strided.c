@@ -7,7 +7,7 @@
  */
 #include "ad_rdma.h"
 #include "adio_extern.h"
-#include "dtype/dtype_view.h"
+#include "dtype_view.h"
 
 int ADIOI_RDMA_Prepare_view(ADIO_File fd, const struct dtype *file)
 {

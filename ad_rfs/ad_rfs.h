@@ -7,7 +7,7 @@
 #define AD_RFS_H_INCLUDED
 
 #include "adio.h"
-#include "proto/rfs_adio.h"
+#include "rfs_adio.h"
 #include "proto/rfs_client.h"
 
 /* Hints of this driver (docs/rfs.md), with their defaults. */

@@ -10,9 +10,9 @@
 
 #include "ad_rfs.h"
 #include "adio_extern.h"
-#include "dtype/dtype_view.h"
+#include "dtype_view.h"
 #include "net/net_endpoint.h"
-#include "proto/rfs_adio.h"
+#include "rfs_adio.h"
 
 static int parse_endpoint(const char *name, char *host, size_t hostlen, char *port,
                           size_t portlen, const char **rest);

@@ -9,7 +9,7 @@
 
 #include "ad_rfs.h"
 #include "adio_extern.h"
-#include "proto/rfs_adio.h"
+#include "rfs_adio.h"
 
 /* An open must answer at once when its outcome is needed before any I/O:
  * creating (EXCL must fail here) and appending (needs the size). */

@@ -7,7 +7,7 @@
  */
 #include "ad_rfs.h"
 #include "adio_extern.h"
-#include "dtype/dtype_view.h"
+#include "dtype_view.h"
 
 /* The server has the view once set_view (or set_info) has not changed it
  * since it was last queued. */

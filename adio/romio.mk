@@ -19,12 +19,9 @@ noinst_HEADERS +=                       \
     adio/netcore/verbs/regcache.h       \
     adio/netcore/proto/rfs_proto.h      \
     adio/netcore/proto/rfs_client.h     \
-    adio/netcore/proto/rfs_adio.h       \
     adio/netcore/proto/rfs_auth.h       \
     adio/netcore/proto/wire_le.h        \
     adio/netcore/dtype/dtype.h          \
-    adio/netcore/dtype/dtype_mpi.h          \
-    adio/netcore/dtype/dtype_view.h         \
     adio/netcore/abt/abt.h                  \
     adio/netcore/abt/abt_pool.h             \
     adio/netcore/abt/abt_stage.h            \
@@ -50,13 +47,10 @@ romio_other_sources +=                  \
     adio/netcore/verbs/regcache.c       \
     adio/netcore/proto/rfs_proto.c      \
     adio/netcore/proto/rfs_client.c     \
-    adio/netcore/proto/rfs_adio.c       \
     adio/netcore/proto/rfs_auth.c       \
     adio/netcore/dtype/dtype.c          \
     adio/netcore/dtype/dtype_iter.c     \
     adio/netcore/dtype/dtype_wire.c     \
-    adio/netcore/dtype/dtype_mpi.c      \
-    adio/netcore/dtype/dtype_view.c     \
     adio/netcore/abt/abt_pool.c         \
     adio/netcore/abt/abt_stage.c        \
     adio/netcore/abt/abt_model.c        \

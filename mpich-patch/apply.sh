@@ -96,10 +96,12 @@ done < "$here/drivers"
 
 [ -n "$netcore_names" ] || die "no driver of $here/drivers has a directory in $repo"
 
-# The shared core (adio/ of this repository) is compiled into libromio when
-# any of the drivers is built.
+# The shared core (adio/ of this repository) and the drivers' shared ROMIO
+# glue (common/) are compiled into libromio when any of the drivers is built.
 insert_before "$romio/configure.ac" '^if test -n "\$file_system_testfs"; then' \
     "AM_CONDITIONAL([BUILD_NETCORE],[test -n \"$(echo $netcore_names | tr -d ' ')\"])  dnl romio-drivers-suite"
 insert_after "$romio/adio/Makefile.mk" '^include \$\(top_srcdir\)/adio/ad_quobytefs/Makefile.mk' \
-    "include \$(top_srcdir)/adio/netcore/romio.mk"
+    "include \$(top_srcdir)/adio/netcore/romio.mk
+include \$(top_srcdir)/adio/suite_common/romio.mk"
 ln -sfn "$repo/adio" "$romio/adio/netcore"
+ln -sfn "$repo/common" "$romio/adio/suite_common"

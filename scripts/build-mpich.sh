@@ -45,6 +45,7 @@ while read -r name _; do
     [ -d "$repo/ad_$name" ] && ln -sfn "$repo/ad_$name" "$romio/adio/ad_$name"
 done < "$repo/mpich-patch/drivers"
 ln -sfn "$repo/adio" "$romio/adio/netcore"
+ln -sfn "$repo/common" "$romio/adio/suite_common"
 
 if [ ! -f "$dir/.configured" ]; then
     fs="ufs+nfs+testfs"

@@ -19,7 +19,7 @@
  *   nc_bench NAME tile2d|block3d|flash N REPS [KEY=VALUE hints...]
  */
 #include "../integration/itest.h"
-#include "dtype/dtype_mpi.h"
+#include "dtype_mpi.h"
 #include "stripe/stripe_file.h"
 
 static int cmp(const void *a, const void *b)

@@ -18,8 +18,8 @@ rootbase=/dev/shm
 root=$(mktemp -d "$rootbase/rfs-ncbench-root.XXXXXX")
 trap 'stop_all_rfsd; rm -rf "$work" "$root"' EXIT
 
-"$PREFIX/bin/mpicc" -O2 -D_GNU_SOURCE -std=c11 -I"$repo/adio" -o "$work/nc_bench" \
-    "$repo/test/bench/nc_bench.c" "$repo"/adio/dtype/dtype{,_iter,_wire,_mpi}.c \
+"$PREFIX/bin/mpicc" -O2 -D_GNU_SOURCE -std=c11 -I"$repo/adio" -I"$repo/common" -o "$work/nc_bench" \
+    "$repo/test/bench/nc_bench.c" "$repo"/adio/dtype/dtype{,_iter,_wire}.c "$repo/common/dtype_mpi.c" \
     "$repo/adio/stripe/stripe.c"
 start_rfsd "$root" "$work" ncbench
 mpiexec="$PREFIX/bin/mpiexec $MPIEXEC_FLAGS -n $np"

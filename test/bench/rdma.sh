@@ -22,8 +22,8 @@ rootbase=/dev/shm
 roots=$(mktemp -d "$rootbase/rdma-bench.XXXXXX")
 trap 'stop_all_rfsd; rm -rf "$work" "$roots"' EXIT
 
-"$PREFIX/bin/mpicc" -O2 -D_GNU_SOURCE -std=c11 -I"$repo/adio" -o "$work/nc_bench" \
-    "$repo/test/bench/nc_bench.c" "$repo"/adio/dtype/dtype{,_iter,_wire,_mpi}.c \
+"$PREFIX/bin/mpicc" -O2 -D_GNU_SOURCE -std=c11 -I"$repo/adio" -I"$repo/common" -o "$work/nc_bench" \
+    "$repo/test/bench/nc_bench.c" "$repo"/adio/dtype/dtype{,_iter,_wire}.c "$repo/common/dtype_mpi.c" \
     "$repo/adio/stripe/stripe.c"
 start_rdma_servers "$nserv" "$roots" srv
 export ROMIO_RDMA_SERVERS=$RDMA_SERVERS

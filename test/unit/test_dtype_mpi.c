@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <mpi.h>
 
-#include "dtype/dtype_mpi.h"
+#include "dtype_mpi.h"
 
 static unsigned char label(int64_t off)
 {

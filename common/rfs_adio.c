@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "adio.h"
-#include "proto/rfs_adio.h"
+#include "rfs_adio.h"
 
 uint32_t rfs_adio_open_flags(int access_mode)
 {

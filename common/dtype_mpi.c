@@ -3,7 +3,7 @@
  * MPI_Type_get_contents_c (the large-count forms, which also answer for
  * types built with the int forms).
  */
-#include "dtype/dtype_mpi.h"
+#include "dtype_mpi.h"
 
 #include <errno.h>
 #include <stdlib.h>

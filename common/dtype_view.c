@@ -9,8 +9,8 @@
 
 #include "adio.h"
 #include "adio_extern.h"
-#include "dtype/dtype_mpi.h"
-#include "dtype/dtype_view.h"
+#include "dtype_mpi.h"
+#include "dtype_view.h"
 
 /* A description of an MPI type, freed after use if not cached. */
 struct described {

@@ -1,0 +1,22 @@
+##
+## The drivers' shared ROMIO glue (this repository's common/): MPI datatypes
+## and file views into the MPI-free core's descriptions, the rfs protocol's
+## errors and hints in ROMIO's terms. Linked into src/mpi/romio/adio/suite_common;
+## part of libromio only (nothing here runs in rfsd).
+##
+
+if BUILD_NETCORE
+
+AM_CPPFLAGS += -I$(top_srcdir)/adio/suite_common
+
+noinst_HEADERS +=                           \
+    adio/suite_common/dtype_mpi.h           \
+    adio/suite_common/dtype_view.h          \
+    adio/suite_common/rfs_adio.h
+
+romio_other_sources +=                      \
+    adio/suite_common/dtype_mpi.c           \
+    adio/suite_common/dtype_view.c          \
+    adio/suite_common/rfs_adio.c
+
+endif BUILD_NETCORE
