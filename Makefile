@@ -41,9 +41,13 @@ CORE_SRC   := adio/net/net_tcp.c adio/net/net_tls.c $(VERBS_SRC) adio/proto/rfs_
               adio/proto/rfs_client.c adio/proto/rfs_auth.c $(DTYPE_SRC) $(STRIPE_SRC)
 SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_path.c adio/server/rfs_log.c \
               adio/server/rfs_rate.c adio/server/rfs_coll.c
+# The one list of the unit tests: make check, check-sanitize (ASan, TSan,
+# valgrind) read it through `make print-UNIT_TESTS` and the like.
 UNIT_TESTS := test_proto test_net test_verbs_proto test_server test_dtype test_abt test_stripe \
               test_security test_coll test_ogr
 MPI_TESTS  := test_dtype_mpi
+# Under TSan, the tests that start threads: the rest have no race to find.
+TSAN_TESTS := $(filter-out test_proto test_verbs_proto test_dtype,$(UNIT_TESTS))
 
 # Objects per flavour (plain, asan, tsan) so sanitizer builds never mix.
 FLAVOUR ?= plain
@@ -155,6 +159,10 @@ bench-abt: all
 
 bench-noncontig: all
 	@bash test/bench/noncontig.sh $(CURDIR)
+
+# The value of a variable, for the scripts: make -s print-UNIT_TESTS
+print-%:
+	@echo $($*)
 
 clean:
 	rm -rf $(OBJ)
