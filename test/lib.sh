@@ -174,6 +174,7 @@ FAILED_NAMES=""
 
 # run_case NAME TIMEOUT COMMAND...: passes when the command exits 0 and
 # prints " No Errors" (the ROMIO convention). Output goes to $LOGDIR/NAME.out.
+# Returns 1 when it failed.
 run_case() {
     local name=$1 limit=$2
     shift 2
@@ -192,6 +193,7 @@ run_case() {
         FAILED_NAMES="$FAILED_NAMES $name"
         printf '  FAIL %-28s %6ss (exit %d)\n' "$name" "$secs" "$rc"
         sed 's/^/       | /' "$out" | tail -15
+        return 1
     fi
 }
 
