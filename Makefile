@@ -17,8 +17,11 @@
 
 MPICH_VERSION := 4.0.2
 CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)
-# The MPICH build is keyed by version, the patch and the driver file lists.
-MPICH_KEY     := $(shell cat mpich-patch/* ad_*/Makefile.mk adio/romio.mk | sha256sum | cut -c1-16)
+# The MPICH build is keyed by version, the patch, the driver file lists and
+# this checkout's path: its ROMIO tree links to this checkout's drivers, so
+# each checkout on a machine has its own (a second checkout builds once).
+MPICH_KEY     := $(shell { cat mpich-patch/* ad_*/Makefile.mk adio/romio.mk; echo '$(CURDIR)'; } | \
+                   sha256sum | cut -c1-16)
 MPICH_DIR     := $(CACHE_ROOT)/mpich-$(MPICH_VERSION)-$(MPICH_KEY)
 PREFIX        := $(CURDIR)/build/install
 OBJ           := build/obj
@@ -67,7 +70,8 @@ deps:
 
 mpich: deps
 	@bash scripts/build-mpich.sh $(CURDIR) $(MPICH_DIR)
-	@mkdir -p build && ln -sfn $(MPICH_DIR)/install build/install
+	@mkdir -p build && [ "$$(readlink build/install)" = $(MPICH_DIR)/install ] || \
+	    ln -sfn $(MPICH_DIR)/install build/install
 
 $(FOBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -86,8 +90,9 @@ $(FOBJ)/test_dtype_mpi: test/unit/test_dtype_mpi.c adio/dtype/dtype_mpi.c $(DTYP
 	@mkdir -p $(dir $@)
 	$(PREFIX)/bin/mpicc $(CPPFLAGS) $(ALL_CFLAGS) $^ -o $@ -lcmocka
 
+# Installed only when it differs: a make with nothing changed touches nothing.
 rfsd: mpich $(FOBJ)/rfsd
-	install -m 755 $(FOBJ)/rfsd $(PREFIX)/bin/rfsd
+	@cmp -s $(FOBJ)/rfsd $(PREFIX)/bin/rfsd || install -m 755 $(FOBJ)/rfsd $(PREFIX)/bin/rfsd
 
 # Programs that need an RDMA device: run in the soft-RoCE guest of check-rdma.
 RDMA_VM_PROGS := test_verbs rfs_verbs_client stripe_verbs_client verbs_bench
