@@ -3,10 +3,12 @@
 #
 #   build-mpich.sh REPO MPICH_DIR
 #
-# MPICH_DIR is keyed by the MPICH version, the patch and the driver file
-# lists (see the Makefile), so an existing one only needs an incremental
-# `make install`: the driver directories are symlinks into REPO, and make
-# recompiles what changed and relinks libmpi. A missing or half-built
+# MPICH_DIR is keyed by the MPICH version, the patch, the driver file lists
+# and REPO's path (see the Makefile): it belongs to this checkout alone, so
+# an existing one only needs an incremental `make`: the driver directories
+# are symlinks into REPO, and make recompiles what changed and relinks
+# libmpi; `make install` runs only when that rebuilt something, so that a
+# `make` with nothing changed touches nothing. A missing or half-built
 # MPICH_DIR is built from nothing: apt-get source, patch, autoreconf,
 # configure, make, make install.
 set -euo pipefail
@@ -38,14 +40,20 @@ if [ ! -f "$dir/.patched" ]; then
     touch "$dir/.patched"
 fi
 
-# The cache may have been made from another clone: point the links at this one.
+# link NAME TARGET: the symlink NAME to TARGET, left alone when it is one.
+link() {
+    [ "$(readlink "$1")" = "$2" ] || ln -sfn "$2" "$1"
+}
+
+# The driver directories in the ROMIO tree: links into this checkout, made
+# here on the first run and checked on every later one.
 romio=$src/src/mpi/romio
 while read -r name _; do
     case "$name" in ''|'#'*) continue ;; esac
-    [ -d "$repo/ad_$name" ] && ln -sfn "$repo/ad_$name" "$romio/adio/ad_$name"
+    [ -d "$repo/ad_$name" ] && link "$romio/adio/ad_$name" "$repo/ad_$name"
 done < "$repo/mpich-patch/drivers"
-ln -sfn "$repo/adio" "$romio/adio/netcore"
-ln -sfn "$repo/common" "$romio/adio/suite_common"
+link "$romio/adio/netcore" "$repo/adio"
+link "$romio/adio/suite_common" "$repo/common"
 
 if [ ! -f "$dir/.configured" ]; then
     fs="ufs+nfs+testfs"
@@ -61,8 +69,15 @@ if [ ! -f "$dir/.configured" ]; then
     touch "$dir/.configured"
 fi
 
-log "make install (incremental)"
 make -C "$build" -j"$jobs" > "$dir/make.log" 2>&1 || { grep -E 'error|Error' "$dir/make.log" | head -40; tail -20 "$dir/make.log"; exit 1; }
-make -C "$build" install > "$dir/install.log" 2>&1 || { tail -40 "$dir/install.log"; exit 1; }
+# .installed: the time of the last complete install. A build file newer
+# than it is what this make rebuilt (a driver edit relinks libmpi).
+if [ ! -f "$dir/.installed" ] ||
+   [ -n "$(find "$build" -newer "$dir/.installed" -type f -print -quit)" ]; then
+    log "make install"
+    rm -f "$dir/.installed"
+    make -C "$build" install > "$dir/install.log" 2>&1 || { tail -40 "$dir/install.log"; exit 1; }
+    touch "$dir/.installed"
+fi
 # Programs built against Debian's MPICH packages link libmpich.so.12 (same ABI).
-ln -sfn libmpi.so.12 "$install/lib/libmpich.so.12"
+link "$install/lib/libmpich.so.12" libmpi.so.12

@@ -10,9 +10,10 @@ prefix=$repo/build/install
 work=$(mktemp -d "${TMPDIR:-/tmp}/rfs-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-bash "$repo/test/run-unit.sh" "$repo/build/obj/plain" "$work/unit.res" test_proto test_net \
-    test_verbs_proto test_server test_dtype test_dtype_mpi test_abt test_stripe test_security \
-    test_coll test_ogr
+# the unit tests: the Makefile's lists
+# shellcheck disable=SC2046
+bash "$repo/test/run-unit.sh" "$repo/build/obj/plain" "$work/unit.res" \
+    $(make -s --no-print-directory -C "$repo" print-UNIT_TESTS print-MPI_TESTS)
 bash "$repo/test/integration/run.sh" "$prefix" "$work/integration" "$work/integration.res"
 bash "$repo/test/romio/run.sh" "$prefix" "$mpich_dir" "$work/romio" "$work/romio.res" \
     rfs abt-rfs abt-ufs abt-force rdma-1-65536-list rdma-2-4096-datatype rdma-4-1000-list-auto-enable rdma-4-65536-datatype \

@@ -3,6 +3,7 @@
 # stopped by PID; every runner cleans up on exit.
 
 RFSD_PIDS=""
+RFSD_LOGS=""    # PID=LOG of every server started, for stop_rfsd
 
 # start_rfsd ROOT DIR NAME [rfsd options...]: starts rfsd serving ROOT with
 # its port file and log in DIR; sets RFSD_PORT and RFSD_PID.
@@ -18,6 +19,7 @@ start_rfsd() {
         2> "$dir/$name.log" &
     RFSD_PID=$!
     RFSD_PIDS="$RFSD_PIDS $RFSD_PID"
+    RFSD_LOGS="$RFSD_LOGS $RFSD_PID=$dir/$name.log"
     local i
     for i in $(seq 1 200); do
         if [ -s "$dir/$name.port" ]; then
@@ -29,7 +31,16 @@ start_rfsd() {
     done
     echo "rfsd $name did not start:" >&2
     cat "$dir/$name.log" >&2
+    # the caller's failure: not one of the servers stop_rfsd judges
+    kill -KILL "$RFSD_PID" 2>/dev/null
+    { wait "$RFSD_PID"; } 2>/dev/null
+    forget_rfsd "$RFSD_PID"
     return 1
+}
+
+# forget_rfsd PID: the server is no longer ours to stop.
+forget_rfsd() {
+    RFSD_PIDS=$(echo " $RFSD_PIDS " | sed "s/ $1 / /; s/^ *//; s/ *\$//")
 }
 
 # start_rdma_servers N DIR NAME [RFSD ARGS]: N rfsd servers with roots
@@ -74,22 +85,86 @@ make_security_files() {
     mv "$d/ca.key" "$d/server.key"
 }
 
+# How a sanitizer or valgrind reports what it found, for every script that
+# scans logs (an exit status alone can miss a report: a server's log is
+# written by a process the test does not wait for, and a report with
+# recovery enabled does not change the status). ASan, LSan, MSan, TSan
+# (data races are WARNINGs), UBSan ("runtime error:"), and memcheck's error
+# kinds (-q prints no error summary).
+SANITIZER_REPORT='(ERROR|WARNING|FATAL): (Address|Leak|Memory|Thread|UndefinedBehavior)Sanitizer'
+SANITIZER_REPORT="$SANITIZER_REPORT"'|runtime error:|==[0-9]+== (Invalid (read|write|free)'
+SANITIZER_REPORT="$SANITIZER_REPORT"'|Conditional jump|Use of uninitialised|Syscall param'
+SANITIZER_REPORT="$SANITIZER_REPORT"'|Mismatched free|Source and destination overlap'
+SANITIZER_REPORT="$SANITIZER_REPORT"'|[0-9,]+ bytes in [0-9,]+ blocks are definitely lost)'
+
+# sanitizer_report FILE...: whether any FILE holds a report.
+sanitizer_report() {
+    grep -qE "$SANITIZER_REPORT" "$@" 2>/dev/null
+}
+
+# The options every sanitized program runs with: leaks checked, the first
+# report ends the program with a non-zero status.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+# rfsd_killed PID: the test kills this server with SIGKILL on purpose, so
+# that exit (status 137) is not its failure.
+RFSD_KILLED=""
+rfsd_killed() {
+    RFSD_KILLED="$RFSD_KILLED $1"
+}
+
+# stop_rfsd PID: SIGTERM, then the exit status counts: rfsd exits 0 on
+# SIGTERM, with every byte freed (a sanitizer build reports a leak by a
+# non-zero status), so any other status, or a report in its log, is a
+# failure of the run (FAILED, and the log's tail), and so is a server still
+# running 60 s after SIGTERM (then killed). Returns 1 on such a failure.
 # SIGCONT first (a test may have stopped the server), then SIGTERM: a
 # SIGCONT after the SIGTERM could reach an exiting ASan rfsd while its leak
 # checker stops it with SIGSTOP, discard that stop, and leave the checker
 # waiting forever.
 stop_rfsd() {
-    kill -CONT "$1" 2>/dev/null || true
-    kill -TERM "$1" 2>/dev/null || true
-    { wait "$1"; } 2>/dev/null || true
+    local pid=$1 rc i log="" entry why=""
+    kill -CONT "$pid" 2>/dev/null
+    kill -TERM "$pid" 2>/dev/null
+    # bash reaps an exited background job at once: kill -0 then fails
+    for i in $(seq 1 1200); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid" 2>/dev/null
+        why="still running 60 s after SIGTERM"
+    fi
+    { wait "$pid"; } 2>/dev/null
+    rc=$?
+    forget_rfsd "$pid"
+    for entry in $RFSD_LOGS; do
+        [ "${entry%%=*}" = "$pid" ] && log=${entry#*=}
+    done
+    case " $RFSD_KILLED " in *" $pid "*) [ "$rc" -eq 137 ] && rc=0 ;; esac
+    if [ -z "$why" ] && [ "$rc" -ne 0 ]; then
+        why="exit status $rc after SIGTERM"
+    fi
+    if [ -z "$why" ] && [ -n "$log" ] && sanitizer_report "$log"; then
+        why="a sanitizer report in its log"
+    fi
+    [ -n "$why" ] || return 0
+    FAILED=$((FAILED + 1))
+    FAILED_NAMES="$FAILED_NAMES rfsd:$pid"
+    echo "  FAIL rfsd $pid${log:+ ($log)}: $why"
+    [ -z "$log" ] || grep -vE 'rfsd\[[0-9]+\] (info|debug)' "$log" | tail -30 | sed 's/^/       | /'
+    return 1
 }
 
+# Every server still running, each with stop_rfsd; 1 if any failed.
 stop_all_rfsd() {
-    local pid
+    local pid rc=0
     for pid in $RFSD_PIDS; do
-        stop_rfsd "$pid"
+        stop_rfsd "$pid" || rc=1
     done
     RFSD_PIDS=""
+    return $rc
 }
 
 PASSED=0
@@ -99,6 +174,7 @@ FAILED_NAMES=""
 
 # run_case NAME TIMEOUT COMMAND...: passes when the command exits 0 and
 # prints " No Errors" (the ROMIO convention). Output goes to $LOGDIR/NAME.out.
+# Returns 1 when it failed.
 run_case() {
     local name=$1 limit=$2
     shift 2
@@ -117,6 +193,7 @@ run_case() {
         FAILED_NAMES="$FAILED_NAMES $name"
         printf '  FAIL %-28s %6ss (exit %d)\n' "$name" "$secs" "$rc"
         sed 's/^/       | /' "$out" | tail -15
+        return 1
     fi
 }
 

@@ -29,7 +29,7 @@ modprobe rdma_ucm
 rdma link add rxe0 type rxe netdev eth0
 echo "rfs-guest: ready"
 cd /tmp
-sh "$rfs_tests" /tmp/results > /tmp/results/guest.log 2>&1
+bash "$rfs_tests" /tmp/results > /tmp/results/guest.log 2>&1
 echo "rfs-guest: tests finished ($?)"
 sync
 umount /tmp/results

@@ -1,94 +1,112 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Run inside the check-rdma guest (guest-init.sh): the verbs transport's
 # tests (plain, ASan+UBSan, TSan), rfsd --rdma with a plain C client (plain,
 # ASan+UBSan), a file striped over three rfsd --rdma, ib_write_bw (ib_send_bw
 # for eager-sized messages) against our transport's throughput (medians of
 # BENCH_RUNS runs), and last the link taken down mid-transfer. Writes
 # "passed failed skipped" to RESULTS/summary.
+# What counts (docs/testing.md): a test of our code passes or fails; the
+# environment (the rxe0 device, the perftest baseline) is a precondition
+# whose failure is a failure and whose success counts nothing. Every rfsd is
+# stopped by test/lib.sh's stop_rfsd (exit 0 on SIGTERM, no sanitizer
+# report in its log, or a failure); the cmocka programs go through
+# test/run-unit.sh (its counts, skips, exit status, sanitizer reports); an
+# MPI program passes with exit 0 and "No Errors" (run_case).
 #   guest-tests.sh RESULTS      (rfs_repo: the repository, from the kernel command line)
+set -u
 results=$1
 bin=$rfs_repo/build/obj/plain
 mpiexec=$rfs_repo/build/install/bin/mpiexec
+. "$rfs_repo/test/lib.sh"
+LOGDIR=/tmp/guest-logs
+mkdir -p "$LOGDIR"
 # the guest has no host name: MPICH's TCP channel needs one it can resolve
 hostname localhost
 export MPIR_CVAR_CH3_INTERFACE_HOSTNAME=127.0.0.1
 addr=10.0.2.15
 runs=${BENCH_RUNS:-3}
-passed=0 failed=0 skipped=0
-ok()   { passed=$((passed + 1)); echo "PASS: $1"; }
-bad()  { failed=$((failed + 1)); echo "FAIL: $1"; }
+ok()   { PASSED=$((PASSED + 1)); echo "PASS: $1"; }
+bad()  { FAILED=$((FAILED + 1)); echo "FAIL: $1"; }
+# The servers of start_rfsd and start_rdma_servers: rfsd --rdma on the
+# guest's address.
+RFSD=$bin/rfsd
+RDMA_HOST=$addr
+RDMA_SERVER_ARGS="--bind $addr --rdma --log-level warn"
 
-echo "== device"
-if ibv_devices | grep -q rxe0; then ok "rxe0 on eth0"; else bad "no rxe0"; fi
+echo "== device (precondition)"
+if ! ibv_devices | grep -q rxe0; then
+    bad "setup: no rxe0 on eth0 (soft-RoCE did not come up): nothing can run"
+    write_results "$results/summary"
+    exit 1
+fi
 ibv_devinfo -d rxe0 -v | grep -E "max_sge|max_qp_rd_atom|active_mtu" | sed 's/^[ \t]*/   /'
 
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
-export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-sanitizer_report() {
-    grep -qE "ERROR: (Address|Thread|Undefined)Sanitizer|WARNING: ThreadSanitizer|runtime error:" "$@"
+# run_unit FLAVOUR [VAR=VALUE...]: test_verbs of one build flavour (plain,
+# asan, tsan) through run-unit.sh, its counts added to ours; it fails when
+# no test ran at all (a filter that matches nothing).
+run_unit() {
+    local flavour=$1 p f s
+    shift
+    rm -f /tmp/unit.res
+    env VERBS_ADDR=$addr "$@" bash "$rfs_repo/test/run-unit.sh" \
+        "$rfs_repo/build/obj/$flavour" /tmp/unit.res test_verbs
+    if [ -s /tmp/unit.res ]; then
+        read -r p f s < /tmp/unit.res
+        PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+        [ $((p + f + s)) -gt 0 ] || bad "test_verbs ($flavour $*) ran no test"
+    else
+        bad "test_verbs ($flavour $*) did not finish"
+    fi
 }
 
-# test_verbs of one build flavour (plain, asan, tsan): its cmocka counts
 transport_tests() {
-    flavour=$1
-    echo "== transport tests (test_verbs, $flavour)"
-    log=/tmp/test_verbs.$flavour.log
-    VERBS_ADDR=$addr timeout -s KILL 400 "$rfs_repo/build/obj/$flavour/test_verbs" > $log 2>&1
-    grep -vE '^\[ RUN' $log
-    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' $log)
-    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' $log)
-    passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
-    [ -n "$p$f" ] || bad "test_verbs ($flavour) did not finish"
-    if sanitizer_report $log; then bad "sanitizer report in test_verbs ($flavour)"; fi
+    echo "== transport tests (test_verbs, $1)"
+    run_unit "$1"
 }
 
 # rfsd --rdma of one flavour and the client of the same flavour
 rfs_over_verbs() {
-    flavour=$1
+    local flavour=$1
     echo "== rfsd --rdma and a plain C client over verbs ($flavour)"
-    root=/tmp/export.$flavour
-    mkdir -p $root
-    rm -f /tmp/rfsd.port
-    "$rfs_repo/build/obj/$flavour/rfsd" --root $root --bind $addr --port 0 \
-        --port-file /tmp/rfsd.port --rdma --log-level warn > /tmp/rfsd.$flavour.log 2>&1 &
-    rfsd=$!
-    for i in $(seq 100); do [ -s /tmp/rfsd.port ] && break; sleep 0.1; done
-    port=$(cat /tmp/rfsd.port 2>/dev/null)
-    if [ -n "$port" ] && timeout -s KILL 300 "$rfs_repo/build/obj/$flavour/rfs_verbs_client" \
-            $addr "$port" $root; then
+    # shellcheck disable=SC2086
+    if ! RFSD=$rfs_repo/build/obj/$flavour/rfsd start_rfsd /tmp/export.$flavour /tmp \
+            rfsd.$flavour $RDMA_SERVER_ARGS; then
+        bad "setup: rfsd --rdma ($flavour) did not start"
+        return
+    fi
+    if timeout -s KILL 300 "$rfs_repo/build/obj/$flavour/rfs_verbs_client" $addr "$RFSD_PORT" \
+            /tmp/export.$flavour; then
         ok "rfs client over verbs ($flavour)"
     else
         bad "rfs client over verbs ($flavour)"
     fi
-    kill $rfsd
-    wait $rfsd
+    stop_rfsd "$RFSD_PID"
     cat /tmp/rfsd.$flavour.log
-    if sanitizer_report /tmp/rfsd.$flavour.log; then bad "sanitizer report in rfsd ($flavour)"; fi
+}
+
+# start_servers N NAME: N rfsd --rdma (roots /tmp/NAME-root0.. with a
+# directory d, for the MPI passes); sets RDMA_SERVERS, RDMA_ROOTS. False,
+# and a failure counted, when one does not start.
+start_servers() {
+    local r
+    if ! start_rdma_servers "$1" /tmp "$2"; then
+        bad "setup: $1 rfsd --rdma ($2) did not start"
+        return 1
+    fi
+    for r in $RDMA_ROOTS; do mkdir -p "$r/d"; done
 }
 
 # adio/stripe (the rdma: driver's data path) over three rfsd --rdma
 striped_over_verbs() {
     echo "== a file striped over three rfsd --rdma (naive, list, datatype I/O)"
-    list="" pids=""
-    for i in 1 2 3; do
-        mkdir -p /tmp/obj$i
-        rm -f /tmp/obj$i.port
-        "$bin/rfsd" --root /tmp/obj$i --bind $addr --port 0 --port-file /tmp/obj$i.port --rdma \
-            --log-level warn > /tmp/obj$i.log 2>&1 &
-        pids="$pids $!"
-    done
-    for i in 1 2 3; do
-        for k in $(seq 100); do [ -s /tmp/obj$i.port ] && break; sleep 0.1; done
-        list="$list${list:+,}$addr:$(cat /tmp/obj$i.port 2>/dev/null)"
-    done
-    if timeout -s KILL 300 "$bin/stripe_verbs_client" "$list"; then
+    start_servers 3 obj || return
+    if timeout -s KILL 300 "$bin/stripe_verbs_client" "$RDMA_SERVERS"; then
         ok "striped file over verbs"
     else
         bad "striped file over verbs"
     fi
-    kill $pids
-    wait $pids
-    cat /tmp/obj1.log /tmp/obj2.log /tmp/obj3.log
+    stop_all_rfsd
+    cat /tmp/obj-*.log
 }
 
 # The "over verbs" lines of rdma: statistics (ROMIO_RDMA_STATS) on stdin,
@@ -116,7 +134,7 @@ verbs_traffic() {
 # MPICH); if not, the pass WHAT is skipped.
 mpi_ready() {
     [ -x "$mpiexec" ] && [ -x "$bin/$1" ] && return 0
-    skipped=$((skipped + 1))
+    SKIPPED=$((SKIPPED + 1))
     echo "SKIP: $2 (no MPICH build)"
     return 1
 }
@@ -127,37 +145,15 @@ mpi_ready() {
 mpi_over_verbs() {
     echo "== rdma: through MPI over verbs (rdma_basic, 4 processes, 2 servers)"
     mpi_ready rdma_basic_mpi "rdma: through MPI" || return
-    start_servers 2 mpi
+    start_servers 2 mpi || return
     printf 'rdma_transport verbs\n' > /tmp/verbs.hints
     # shellcheck disable=SC2086
-    ROMIO_HINTS=/tmp/verbs.hints ROMIO_RDMA_SERVERS=$list ROMIO_RDMA_STATS=1 \
-        timeout -s KILL 900 "$mpiexec" -launcher fork -n 4 "$bin/rdma_basic_mpi" "rdma:/d/" \
-        65536 2 $roots > /tmp/mpi.log 2>&1
+    ROMIO_HINTS=/tmp/verbs.hints ROMIO_RDMA_SERVERS=$RDMA_SERVERS ROMIO_RDMA_STATS=1 \
+        run_case rdma_basic_over_verbs 900 "$mpiexec" -launcher fork -n 4 "$bin/rdma_basic_mpi" \
+        "rdma:/d/" 65536 2 $RDMA_ROOTS
     # These requests are small (most go eager): say what went how.
-    verbs_traffic < /tmp/mpi.log
-    if grep -q " No Errors" /tmp/mpi.log; then ok "rdma_basic over verbs"; else
-        tail -20 /tmp/mpi.log
-        bad "rdma_basic over verbs"
-    fi
-    kill $pids
-    wait $pids
-}
-
-# N rfsd --rdma for an MPI pass, roots /tmp/NAME1.. with a directory d:
-# sets list (HOST:PORT,...), pids and roots.
-start_servers() {
-    list="" pids="" roots=""
-    for i in $(seq "$1"); do
-        mkdir -p /tmp/$2$i/d
-        rm -f /tmp/$2$i.port
-        "$bin/rfsd" --root /tmp/$2$i --bind $addr --port 0 --port-file /tmp/$2$i.port --rdma \
-            --log-level warn > /tmp/$2$i.log 2>&1 &
-        pids="$pids $!" roots="$roots /tmp/$2$i"
-    done
-    for i in $(seq "$1"); do
-        for k in $(seq 100); do [ -s /tmp/$2$i.port ] && break; sleep 0.1; done
-        list="$list${list:+,}$addr:$(cat /tmp/$2$i.port 2>/dev/null)"
-    done
+    verbs_traffic < "$LOGDIR/rdma_basic_over_verbs.out"
+    stop_all_rfsd
 }
 
 # Seed 000's registration case through MPI over verbs (rdma_subarray: a
@@ -173,28 +169,23 @@ start_servers() {
 mpi_subarray_over_verbs() {
     echo "== seed 000's 2-D subarray through MPI over verbs (rdma_subarray, 4 processes, 2 servers)"
     mpi_ready rdma_subarray_mpi "rdma_subarray over verbs" || return
-    start_servers 2 sub
+    start_servers 2 sub || return
     for mode in cached ogr individual; do
         printf 'rdma_transport verbs\nrdma_registration %s\n' $mode > /tmp/sub.hints
-        ROMIO_HINTS=/tmp/sub.hints ROMIO_RDMA_SERVERS=$list ROMIO_RDMA_STATS=1 \
-            timeout -s KILL 600 "$mpiexec" -launcher fork -n 4 "$bin/rdma_subarray_mpi" \
-            "rdma:/d/" 2048 > /tmp/sub.$mode.log 2>&1
-        if ! grep -q " No Errors" /tmp/sub.$mode.log; then
-            tail -20 /tmp/sub.$mode.log
-            bad "rdma_subarray over verbs ($mode)"
-            continue
-        fi
+        out=$LOGDIR/rdma_subarray_over_verbs.$mode.out
+        ROMIO_HINTS=/tmp/sub.hints ROMIO_RDMA_SERVERS=$RDMA_SERVERS ROMIO_RDMA_STATS=1 \
+            run_case "rdma_subarray_over_verbs.$mode" 600 "$mpiexec" -launcher fork -n 4 \
+            "$bin/rdma_subarray_mpi" "rdma:/d/" 2048 || continue  # no statistics to judge
         # the statistics of one file: rows as segments (auto), then packed
-        set -- $(grep "rdma stats: /d/subarray.auto:" /tmp/sub.$mode.log | verbs_sums) \
-               $(grep "rdma stats: /d/subarray.disable:" /tmp/sub.$mode.log | verbs_sums)
+        set -- $(grep "rdma stats: /d/subarray.auto:" "$out" | verbs_sums) \
+               $(grep "rdma stats: /d/subarray.disable:" "$out" | verbs_sums)
         echo "   rdma_registration=$mode: rows as segments: $5 registrations ($6 refused)," \
              "$3 RDMA work requests ($4 with more than one SGE); packed: ${11} registrations," \
              "$9 work requests (${10})"
-        grep "^subarray" /tmp/sub.$mode.log | sed 's/^/      /'
+        grep "^subarray" "$out" | sed 's/^/      /'
         eval "reg_$mode=$5 multi_$mode=$4"
     done
-    kill $pids
-    wait $pids
+    stop_all_rfsd
     # 4 processes write and read back 1024 rows each
     echo "   registrations of the rows: cached ${reg_cached:-?}, ogr ${reg_ogr:-?}," \
          "individual ${reg_individual:-?} (4096 rows written, 4096 read)"
@@ -216,7 +207,7 @@ romio_over_verbs() {
     echo "== ROMIO's test suite over rdma: with rdma_transport=verbs ($modes)"
     romio_bin=$rfs_repo/build/obj/plain/romio/bin
     if [ ! -x "$mpiexec" ] || [ ! -d "$romio_bin" ]; then
-        skipped=$((skipped + 1))
+        SKIPPED=$((SKIPPED + 1))
         echo "SKIP: ROMIO's test suite over verbs (no MPICH build)"
         return
     fi
@@ -237,7 +228,7 @@ romio_over_verbs() {
     echo "   with no rdma: statistics: ${none:-none}"
     if [ -s /tmp/romio.res ]; then
         read -r p f s < /tmp/romio.res
-        passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+        PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
     else
         bad "ROMIO's test suite over verbs did not finish"
     fi
@@ -278,12 +269,25 @@ echo "== throughput: ib_write_bw (1 MiB messages) vs the verbs transport, median
 ibw=$(perftest_median ib_write_bw 1048576 200 18515)
 # the baseline of the eager mode: sends of the same size into posted receives
 isb=$(perftest_median ib_send_bw 8000 5000 18600)
+# verbs_bench ARGS...: one run of our transport's benchmark, its MB/s
+# appended to /tmp/ours; a run that fails is a failure of our code.
+verbs_bench() {
+    local rc
+    timeout -s KILL 120 "$bin/verbs_bench" "$@" > /tmp/vb.out
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        awk '{ print $2 }' /tmp/vb.out >> /tmp/ours
+    else
+        bad "verbs_bench $* (exit $rc)"
+    fi
+}
+
 for mode in read gather eager; do
     : > /tmp/ours
     mib=200
     [ $mode = eager ] && mib=50
     for r in $(seq "$runs"); do
-        timeout -s KILL 120 "$bin/verbs_bench" $addr $mode $mib | awk '{ print $2 }' >> /tmp/ours
+        verbs_bench $addr $mode $mib
     done
     m=$(median < /tmp/ours)
     base=$ibw name=ib_write_bw
@@ -293,14 +297,14 @@ for mode in read gather eager; do
 done
 # the rdma: driver itself: contiguous MPI_File_write_at/read_at of 4 MiB
 # over two rfsd --rdma (their roots on the guest's tmpfs)
-if [ -x "$mpiexec" ] && [ -x "$bin/rfs_bench_mpi" ]; then
-    start_servers 2 bench
+if [ -x "$mpiexec" ] && [ -x "$bin/rfs_bench_mpi" ] && start_servers 2 bench; then
     printf 'rdma_transport verbs\n' > /tmp/verbs.hints
-    out=$(ROMIO_HINTS=/tmp/verbs.hints ROMIO_RDMA_SERVERS=$list timeout -s KILL 300 \
+    out=$(ROMIO_HINTS=/tmp/verbs.hints ROMIO_RDMA_SERVERS=$RDMA_SERVERS timeout -s KILL 300 \
         "$mpiexec" -launcher fork -n 1 "$bin/rfs_bench_mpi" "rdma:/d/bench" 134217728 4194304 \
         "$runs")
-    kill $pids
-    wait $pids
+    rc=$?
+    [ $rc -eq 0 ] || bad "rfs_bench_mpi over rdma: and verbs (exit $rc)"
+    stop_all_rfsd
     for op in write read; do
         v=$(echo "$out" | awk -v op=$op '$1 == op { print $2 }')
         echo "rdma: through MPI, $op 4 MiB calls, 128 MiB, 2 servers (MB/s, median of $runs):" \
@@ -315,20 +319,18 @@ for seg in 128 1024 8192; do
     for mode in seg-gather seg-pack seg-each; do
         : > /tmp/ours
         for r in $(seq "$runs"); do
-            timeout -s KILL 120 "$bin/verbs_bench" $addr $mode 16 $seg | awk '{ print $2 }' \
-                >> /tmp/ours
+            verbs_bench $addr $mode 16 $seg
         done
         line="$line $mode $(median < /tmp/ours)"
     done
     echo "$line"
 done
-if [ -n "$ibw" ]; then ok "benchmarks ran"; else bad "ib_write_bw gave no result"; fi
+# The baseline is the environment's (perftest on rxe0): a precondition of
+# the comparison, not a test of ours.
+[ -n "$ibw" ] || bad "setup: ib_write_bw gave no result (no baseline)"
 
 # Last: it takes eth0 down for a moment (the transport's bounded retries).
 echo "== the link lost mid-transfer (test_verbs, test_link_lost)"
-VERBS_ADDR=$addr VERBS_TESTS=test_link_lost timeout -s KILL 200 "$bin/test_verbs" \
-    > /tmp/test_link.log 2>&1
-grep -vE '^\[ RUN' /tmp/test_link.log
-if grep -q '^\[  PASSED  \] 1 test' /tmp/test_link.log; then ok "link lost"; else bad "link lost"; fi
+run_unit plain VERBS_TESTS=test_link_lost
 
-echo "$passed $failed $skipped" > "$results/summary"
+write_results "$results/summary"

@@ -27,6 +27,7 @@
 
 #include "verbs/ogr.h"
 #include "verbs/regcache.h"
+#include "unit_util.h"
 
 static size_t page;
 
@@ -377,7 +378,7 @@ static void test_calibrate(void **state)
     /* The fit is checked against a device of known cost; under valgrind the
      * device's own checks cost far more than its busy waits. */
     if (getenv("UNIT_UNDER_VALGRIND"))
-        skip();
+        skip_because("under valgrind the device's checks cost far more than its busy waits");
     struct test_dev *d = dev_new();
     d->busy_page_us = 4;
     d->busy_op_us = 200;

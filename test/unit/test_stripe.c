@@ -451,7 +451,7 @@ static void test_concurrent_create(void **state)
      * (a server thread here), so the whole process stops, deaf even to
      * SIGTERM */
     if (getenv("UNIT_UNDER_VALGRIND"))
-        skip();
+        skip_because("valgrind stops every thread while one waits in F_OFD_SETLKW");
     for (int i = 0; i < 5; i++)
         assert_int_equal(pthread_create(&c[i].thread, NULL, create_same_file, &c[i]), 0);
     for (int i = 0; i < 5; i++) {
@@ -553,7 +553,8 @@ static void test_collective_rounds(void **state)
     static struct participant w[COLL_PARTS], r[COLL_PARTS];
     struct rfs_coll_stats s0, s1, s2;
     if (getenv("UNIT_UNDER_VALGRIND"))
-        skip();                 /* the creation lock: see test_concurrent_create */
+        skip_because("valgrind stops every thread while one waits in F_OFD_SETLKW "
+                     "(the creation lock)");
     coll_group = 0x1234;
     for (int i = 0; i < COLL_PARTS; i++)
         for (int k = 0; k < 2; k++)

@@ -13,6 +13,14 @@
 
 #define TEST_MAX_CONNS 64
 
+/* Skip the running test (cmocka's skip()), saying why: test/run-unit.sh
+ * prints the reason and counts the test as skipped. */
+#define skip_because(why)                                                     \
+    do {                                                                      \
+        print_message("skipped: %s\n", why);                                  \
+        skip();                                                               \
+    } while (0)
+
 struct test_server {
     struct rfs_server srv;
     char root[4096];
