@@ -31,6 +31,6 @@ log "configuring and building $(basename "$src") with $mpi/bin/mpicc"
     autoreconf -fi
     ./configure --disable-fortran --disable-cxx --disable-shared MPICC="$mpi/bin/mpicc"
     make -j"$jobs"
-    make -C test/common
+    make -C test/common libtestutils.la
 ) > "$dir/build.log" 2>&1 || { tail -30 "$dir/build.log"; exit 1; }
 touch "$dir/.built"
