@@ -41,6 +41,10 @@ typedef struct ADIOI_RFS_File {
 int ADIOI_RFS_Parse_name(const char *name, char *host, size_t hostlen, char *port,
                          size_t portlen, const char **path);
 int ADIOI_RFS_Connect(ADIOI_RFS_File *f);
+/* An open rfs: file's server, its path there and how to connect (security,
+ * rfs_timeout): what a second connection to it needs (abt's rfs sink). */
+void ADIOI_RFS_Reach(ADIO_File fd, const char **host, const char **port, const char **path,
+                     struct rfs_connect_opts *o);
 int ADIOI_RFS_Ready(ADIOI_RFS_File *f);
 int ADIOI_RFS_Error(int rc, const char *myname, const ADIOI_RFS_File *f, const char *what);
 MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,

@@ -1,6 +1,7 @@
 /*
- * What the rfs: entry points share: the file name, the connection, the
- * mapping of failures to MPI error classes, and contiguous transfers.
+ * What the rfs: entry points share: the file name, the connection (and
+ * how another driver reaches the same file), the mapping of failures to
+ * MPI error classes, and contiguous transfers.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,6 +59,16 @@ int ADIOI_RFS_Connect(ADIOI_RFS_File *f)
     int rc = rfs_client_connect_with(&f->client, f->host, f->port, &o);
     f->connected = rc == 0;
     return rc;
+}
+
+void ADIOI_RFS_Reach(ADIO_File fd, const char **host, const char **port, const char **path,
+                     struct rfs_connect_opts *o)
+{
+    const ADIOI_RFS_File *f = fd->fs_ptr;
+    *host = f->host;
+    *port = f->port;
+    *path = f->path;
+    rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, o);
 }
 
 /*
