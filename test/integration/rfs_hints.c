@@ -1,11 +1,57 @@
 /*
- * The rfs_defer_open / rfs_defer_close hints: reported by get_info, data
- * still right, and a deferred open's failure reported by the first
- * operation that reaches the server.
+ * The rfs_* hints: their defaults and the values given reported by
+ * get_info; an invalid value of each kind (a word, a number out of range,
+ * not a number) refused with MPI_ERR_INFO_VALUE by the open and by
+ * set_info; rfs_defer_open / rfs_defer_close with the data still right,
+ * and a deferred open's failure reported by the first operation that
+ * reaches the server.
  *
  *   rfs_hints rfs:HOST:PORT:/DIR
  */
 #include "itest.h"
+
+static void check_values(const char *dir, int rank)
+{
+    char name[1024];
+    unsigned char buf[1000], in[1000];
+    MPI_File fh;
+    MPI_Status st;
+    snprintf(name, sizeof name, "%s/values", dir);
+    open_refused(name, "rfs_defer_open", "maybe");
+    open_refused(name, "rfs_noncontig", "fast");
+    open_refused(name, "rfs_timeout", "0");
+    open_refused(name, "rfs_timeout", "86401");
+    open_refused(name, "rfs_timeout", "soon");
+    open_refused(name, "rfs_transport", "tsl");
+
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                            MPI_INFO_NULL, &fh));
+    info_expect(fh, "rfs_defer_open", "disable");
+    info_expect(fh, "rfs_defer_close", "disable");
+    info_expect(fh, "rfs_timeout", "120");
+    info_expect(fh, "rfs_noncontig", "native");
+    info_expect(fh, "rfs_transport", "tcp");
+    set_info_refused(fh, "rfs_noncontig", "fast", "native");
+    set_info_refused(fh, "rfs_timeout", "soon", "120");
+    set_info_expect(fh, "rfs_noncontig", "romio", "romio");
+    set_info_expect(fh, "rfs_defer_close", "enable", "enable");
+    set_info_expect(fh, "rfs_timeout", "30", "120");    /* read at open: the file keeps its own */
+
+    pattern_fill(buf, sizeof buf, (uint64_t) rank * sizeof buf, 5);
+    CHECK_MPI(MPI_File_write_at(fh, rank * (MPI_Offset) sizeof buf, buf, sizeof buf, MPI_BYTE,
+                                &st));
+    CHECK_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_File_sync(fh));
+    CHECK_MPI(MPI_File_read_at(fh, rank * (MPI_Offset) sizeof in, in, sizeof in, MPI_BYTE, &st));
+    int64_t bad = pattern_check(in, sizeof in, (uint64_t) rank * sizeof in, 5);
+    CHECK(bad < 0, "data after set_info differs at %lld", (long long) bad);
+    CHECK_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK_MPI(MPI_File_delete(name, MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
 
 int main(int argc, char **argv)
 {
@@ -17,6 +63,7 @@ int main(int argc, char **argv)
     char name[1024], missing[1024];
     snprintf(name, sizeof name, "%s/deferred", argv[1]);
     snprintf(missing, sizeof missing, "%s/missing", argv[1]);
+    check_values(argv[1], rank);
 
     MPI_Info info;
     MPI_Info_create(&info);
