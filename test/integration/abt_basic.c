@@ -266,25 +266,22 @@ static void test_shared_pointer(void)
 static void test_hint_values(void)
 {
     const char *tmp = getenv("TMPDIR"), *name = fname("values");
-    open_refused(name, "abt_defer_close", "maybe");
-    open_refused(name, "abt_buffer_size", "100");
-    open_refused(name, "abt_buffer_size", "big");
-    open_refused(name, "abt_phase_gap", "-1");
-    open_refused(name, "abt_compute_interval", "soon");
+    static const struct hint_pair invalid[] = {
+        { "abt_defer_close", "maybe" }, { "abt_buffer_size", "100" },
+        { "abt_buffer_size", "big" }, { "abt_phase_gap", "-1" },
+        { "abt_compute_interval", "soon" },
+    };
+    static const struct hint_pair defaults[] = {
+        { "abt_buffer_size", "4194304" }, { "abt_max_memory", "67108864" },
+        { "abt_defer_close", "disable" }, { "abt_compute_interval", "0" },
+        { "abt_output_size", "0" }, { "abt_phase_gap", "0.05" }, { "abt_stats", "disable" },
+    };
     if (strstr(prefix, "rfs:"))
         open_refused(name, "rfs_timeout", "soon");
     if (strstr(prefix, "rdma:"))
         open_refused(name, "rdma_io_method", "fast");
-
-    MPI_File fh = open_file("values", MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL);
-    info_expect(fh, "abt_buffer_size", "4194304");
-    info_expect(fh, "abt_max_memory", "67108864");
+    MPI_File fh = open_checking_hints(name, HINT_PAIRS(invalid), HINT_PAIRS(defaults));
     info_expect(fh, "abt_stage_dir", tmp && *tmp ? tmp : "/tmp");
-    info_expect(fh, "abt_defer_close", "disable");
-    info_expect(fh, "abt_compute_interval", "0");
-    info_expect(fh, "abt_output_size", "0");
-    info_expect(fh, "abt_phase_gap", "0.05");
-    info_expect(fh, "abt_stats", "disable");
     set_info_refused(fh, "abt_buffer_size", "100", "4194304");
     set_info_refused(fh, "abt_stats", "on", "disable");
     set_info_expect(fh, "abt_buffer_size", "65536", "4194304");    /* in effect: the open's */

@@ -89,6 +89,28 @@ static inline void open_refused(const char *name, const char *key, const char *v
                 MPI_ERR_NO_SUCH_FILE);
 }
 
+/* A hint and a value: one refused, or one get_info must report. */
+struct hint_pair {
+    const char *key, *value;
+};
+#define HINT_PAIRS(a) (a), sizeof(a) / sizeof((a)[0])
+
+/* Each invalid value refused by the open (open_refused), then name created
+ * without hints: get_info reports each default. */
+static inline MPI_File open_checking_hints(const char *name, const struct hint_pair *invalid,
+                                          size_t n_invalid, const struct hint_pair *defaults,
+                                          size_t n_defaults)
+{
+    MPI_File fh;
+    for (size_t i = 0; i < n_invalid; i++)
+        open_refused(name, invalid[i].key, invalid[i].value);
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                            MPI_INFO_NULL, &fh));
+    for (size_t i = 0; i < n_defaults; i++)
+        info_expect(fh, defaults[i].key, defaults[i].value);
+    return fh;
+}
+
 /* MPI_File_set_info with key=value fails with MPI_ERR_INFO_VALUE; the hint
  * keeps the value `kept`. */
 static inline void set_info_refused(MPI_File fh, const char *key, const char *value,

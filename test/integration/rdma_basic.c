@@ -239,27 +239,20 @@ static void hint_values(const char *prefix, unsigned seed)
     MPI_File fh;
     MPI_Status st;
     unsigned char buf[BLOCK], in[BLOCK];
+    static const struct hint_pair invalid[] = {
+        { "rdma_io_method", "fast" }, { "rdma_memory_segments", "sometimes" },
+        { "rdma_list_pairs", "0" }, { "rdma_list_pairs", "4097" },
+        { "rdma_pack_threshold", "0" }, { "rdma_timeout", "soon" },
+        { "rfs_transport", "tsl" },
+    };
+    static const struct hint_pair defaults[] = {
+        { "rdma_io_method", "list" }, { "rdma_list_pairs", "64" }, { "rdma_timeout", "120" },
+        { "rdma_stats", "disable" }, { "rdma_coll", "auto" }, { "rdma_coll_cache", "disable" },
+        { "rdma_registration", "cached" }, { "rdma_memory_segments", "auto" },
+        { "rdma_pack_threshold", "65536" }, { "rfs_transport", "tcp" },
+    };
     snprintf(name, sizeof name, "%svalues", prefix);
-    open_refused(name, "rdma_io_method", "fast");
-    open_refused(name, "rdma_memory_segments", "sometimes");
-    open_refused(name, "rdma_list_pairs", "0");
-    open_refused(name, "rdma_list_pairs", "4097");
-    open_refused(name, "rdma_pack_threshold", "0");
-    open_refused(name, "rdma_timeout", "soon");
-    open_refused(name, "rfs_transport", "tsl");
-
-    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR,
-                            MPI_INFO_NULL, &fh));
-    info_expect(fh, "rdma_io_method", "list");
-    info_expect(fh, "rdma_list_pairs", "64");
-    info_expect(fh, "rdma_timeout", "120");
-    info_expect(fh, "rdma_stats", "disable");
-    info_expect(fh, "rdma_coll", "auto");
-    info_expect(fh, "rdma_coll_cache", "disable");
-    info_expect(fh, "rdma_registration", "cached");
-    info_expect(fh, "rdma_memory_segments", "auto");
-    info_expect(fh, "rdma_pack_threshold", "65536");
-    info_expect(fh, "rfs_transport", "tcp");
+    fh = open_checking_hints(name, HINT_PAIRS(invalid), HINT_PAIRS(defaults));
     set_info_refused(fh, "rdma_io_method", "fast", "list");
     set_info_refused(fh, "rdma_list_pairs", "many", "64");
     set_info_expect(fh, "rdma_io_method", "naive", "naive");

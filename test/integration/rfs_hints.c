@@ -16,21 +16,16 @@ static void check_values(const char *dir, int rank)
     unsigned char buf[1000], in[1000];
     MPI_File fh;
     MPI_Status st;
+    static const struct hint_pair invalid[] = {
+        { "rfs_defer_open", "maybe" }, { "rfs_noncontig", "fast" }, { "rfs_timeout", "0" },
+        { "rfs_timeout", "86401" }, { "rfs_timeout", "soon" }, { "rfs_transport", "tsl" },
+    };
+    static const struct hint_pair defaults[] = {
+        { "rfs_defer_open", "disable" }, { "rfs_defer_close", "disable" },
+        { "rfs_timeout", "120" }, { "rfs_noncontig", "native" }, { "rfs_transport", "tcp" },
+    };
     snprintf(name, sizeof name, "%s/values", dir);
-    open_refused(name, "rfs_defer_open", "maybe");
-    open_refused(name, "rfs_noncontig", "fast");
-    open_refused(name, "rfs_timeout", "0");
-    open_refused(name, "rfs_timeout", "86401");
-    open_refused(name, "rfs_timeout", "soon");
-    open_refused(name, "rfs_transport", "tsl");
-
-    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR,
-                            MPI_INFO_NULL, &fh));
-    info_expect(fh, "rfs_defer_open", "disable");
-    info_expect(fh, "rfs_defer_close", "disable");
-    info_expect(fh, "rfs_timeout", "120");
-    info_expect(fh, "rfs_noncontig", "native");
-    info_expect(fh, "rfs_transport", "tcp");
+    fh = open_checking_hints(name, HINT_PAIRS(invalid), HINT_PAIRS(defaults));
     set_info_refused(fh, "rfs_noncontig", "fast", "native");
     set_info_refused(fh, "rfs_timeout", "soon", "120");
     set_info_expect(fh, "rfs_noncontig", "romio", "romio");
