@@ -76,10 +76,11 @@ static int refuse(const struct adio_hint *h, const char *value, const char *myna
 {
     char accepted[256], msg[MPI_MAX_INFO_VAL + 512];
     describe(h, accepted, sizeof accepted);
-    snprintf(msg, sizeof msg, "%s=%s: accepted: %s", h->name, value, accepted);
+    snprintf(msg, sizeof msg, "hint %s=%s, accepted: %s", h->name, value, accepted);
+    /* MPICH's messages keep only the keys its own code uses: none of the
+     * MPI_Info ones takes a string */
     return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
-                                MPI_ERR_INFO_VALUE, "**infohintparse", "**infohintparse %s",
-                                msg);
+                                MPI_ERR_INFO_VALUE, "**infoval", "**arg %s", msg);
 }
 
 /* The value of key in info (value: MPI_MAX_INFO_VAL + 1 bytes): 1 if set. */
