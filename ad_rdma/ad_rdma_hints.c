@@ -26,8 +26,14 @@ static int server_list(const char *value)
 
 /* in the order of enum stripe_method, then ADIOI_RDMA_SIEVE */
 static const char *const methods[] = { "naive", "list", "datatype", "sieve", NULL };
-/* in the order of ADIOI_RDMA_TRANSPORT_*, NET_REG_*, ADIOI_RDMA_COLL_* */
-static const char *const transports[] = { "tcp", "verbs", "auto", NULL };
+/* tls (TCP under rfs_transport=tls) is what Open reports, and ROMIO's
+ * create step opens the file again with what its first open reported */
+static const char *const transports[] = { "tcp", "verbs", "auto", "tls", NULL };
+static const long long transport_of[] = {
+    ADIOI_RDMA_TRANSPORT_TCP, ADIOI_RDMA_TRANSPORT_VERBS, ADIOI_RDMA_TRANSPORT_AUTO,
+    ADIOI_RDMA_TRANSPORT_TCP
+};
+/* in the order of NET_REG_*, ADIOI_RDMA_COLL_* */
 static const char *const registrations[] = { "cached", "ogr", "individual", NULL };
 static const char *const colls[] = { "two_phase", "disk_directed", "auto", NULL };
 /* rdma_memory_segments: the mean memory run sent as segments */
@@ -49,8 +55,9 @@ static const struct adio_hint rdma_hints[] = {
       .dflt = "disable", .to = ADIO_HINT_TO(ADIOI_RDMA_File, stats) },
     { .name = "rdma_coll", .kind = ADIO_HINT_WORD, .words = colls, .dflt = "auto",
       .to = ADIO_HINT_TO(ADIOI_RDMA_File, coll) },
-    { .name = "rdma_transport", .kind = ADIO_HINT_WORD, .words = transports, .dflt = "auto",
-      .at_open = 1, .to = ADIO_HINT_TO(ADIOI_RDMA_File, transport) },
+    { .name = "rdma_transport", .kind = ADIO_HINT_WORD, .words = transports,
+      .values = transport_of, .dflt = "auto", .at_open = 1,
+      .to = ADIO_HINT_TO(ADIOI_RDMA_File, transport) },
     { .name = "rdma_registration", .kind = ADIO_HINT_WORD, .words = registrations,
       .dflt = "cached", .at_open = 1, .to = ADIO_HINT_TO(ADIOI_RDMA_File, registration) },
     { .name = "rdma_coll_cache", .kind = ADIO_HINT_WORD, .words = adio_hint_switch,
