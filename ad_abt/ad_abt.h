@@ -20,9 +20,6 @@
 #include "adio.h"
 #include "abt/abt.h"
 
-#define ADIOI_ABT_DEFAULT_BUFFER   (4ull << 20)
-#define ADIOI_ABT_DEFAULT_MEMORY   (64ull << 20)
-#define ADIOI_ABT_DEFAULT_GAP      0.05      /* seconds between calls of one output */
 /* Set: every close prints the file's buffering statistics (stderr). */
 #define ADIOI_ABT_STATS_ENV "ROMIO_ABT_STATS"
 /* Under ROMIO_FSTYPE_FORCE=abt:, the inner driver's prefix for plain names
@@ -42,6 +39,14 @@ typedef struct ADIOI_ABT_File {
                                  * create step opens alone, over MPI_COMM_SELF) */
     struct ADIOI_ABT_File *next;    /* the process's open abt: files (ad_abt_order.c) */
 } ADIOI_ABT_File;
+
+/* What the abt_* hints say (docs/abt.md) */
+typedef struct ADIOI_ABT_Hints {
+    struct abt_config cfg;      /* but stage_dir */
+    int defer_close;
+    int stats;
+    char stage_dir[MPI_MAX_INFO_VAL + 1];   /* none: no staging */
+} ADIOI_ABT_Hints;
 
 /* Which handles of a file in this process ADIOI_ABT_Drain_range drains. */
 enum { ADIOI_ABT_THIS = 1, ADIOI_ABT_OTHERS = 2, ADIOI_ABT_ALL_HANDLES = 3 };
@@ -66,8 +71,10 @@ int ADIOI_ABT_Order_collective(ADIO_File fd, int count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, const char *myname);
 /* ad_abt_sink.c */
 int ADIOI_ABT_Open_sink(ADIO_File fd, struct abt_sink *sink);
-/* ad_abt_hints.c */
-void ADIOI_ABT_Get_config(ADIO_File fd, struct abt_config *cfg, ADIOI_ABT_File *a);
+/* ad_abt_hints.c: the abt_* hints of fd->info (MPI_SUCCESS or
+ * MPI_ERR_INFO_VALUE), then what they configure */
+int ADIOI_ABT_Get_hints(ADIO_File fd, ADIOI_ABT_Hints *h, const char *myname);
+void ADIOI_ABT_Configure(const ADIOI_ABT_Hints *h, struct abt_config *cfg, ADIOI_ABT_File *a);
 /* ad_abt_close.c */
 void ADIOI_ABT_Finish_deferred(const char *name);
 

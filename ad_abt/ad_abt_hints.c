@@ -1,103 +1,40 @@
 /*
- * SetInfo: the inner driver's hints (and ROMIO's generic ones, through the
- * inner SetInfo), then the abt_* hints of docs/abt.md into fd->info, where
- * Open reads them and MPI_File_get_info reports them. A value that does
- * not parse keeps the one in effect, which get_info shows.
+ * SetInfo: the abt_* hints of docs/abt.md, stated once in the table
+ * below, land in fd->info, where Open reads them (ADIOI_ABT_Get_hints)
+ * and MPI_File_get_info reports them; then the inner driver's hints (and
+ * ROMIO's generic ones, through the inner SetInfo). All act at open. An
+ * invalid value is MPI_ERR_INFO_VALUE: from set_info at once, from the
+ * open through Open.
  */
-#include <errno.h>
-#include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ad_abt.h"
+#include "adio_hints.h"
 
-static const char *default_stage_dir(void)
-{
-    const char *tmp = getenv("TMPDIR");
-    return tmp && *tmp ? tmp : "/tmp";
-}
+#define AT_OPEN(member) .at_open = 1, .to = ADIO_HINT_TO(ADIOI_ABT_Hints, member)
 
-/* value holds MPI_MAX_INFO_VAL + 1 bytes; 0 when the key is not set */
-static int info_value(ADIO_File fd, const char *key, char *value)
-{
-    int flag = 0;
-    ADIOI_Info_get(fd->info, key, MPI_MAX_INFO_VAL, value, &flag);
-    return flag;
-}
+static const struct adio_hint abt_hints[] = {
+    { .name = "abt_buffer_size", .kind = ADIO_HINT_COUNT, .min = 4096, .max = 1ull << 30,
+      .dflt = "4194304", AT_OPEN(cfg.buffer_size) },
+    { .name = "abt_max_memory", .kind = ADIO_HINT_COUNT, .max = ULLONG_MAX,
+      .dflt = "67108864", AT_OPEN(cfg.max_memory) },
+    { .name = "abt_stage_dir", .kind = ADIO_HINT_TEXT, .accepted = "a directory, or none",
+      .dflt = "/tmp", .env = "TMPDIR", AT_OPEN(stage_dir) },
+    { .name = "abt_defer_close", .kind = ADIO_HINT_WORD, .words = adio_hint_switch,
+      .dflt = "disable", AT_OPEN(defer_close) },
+    { .name = "abt_compute_interval", .kind = ADIO_HINT_SECONDS, .max = 1000000000,
+      .dflt = "0", AT_OPEN(cfg.compute_interval) },
+    { .name = "abt_output_size", .kind = ADIO_HINT_COUNT, .max = ULLONG_MAX, .dflt = "0",
+      AT_OPEN(cfg.output_size) },
+    { .name = "abt_phase_gap", .kind = ADIO_HINT_SECONDS, .max = 1000000000, .dflt = "0.05",
+      AT_OPEN(cfg.phase_gap) },
+    { .name = "abt_stats", .kind = ADIO_HINT_WORD, .words = adio_hint_switch,
+      .dflt = "disable", AT_OPEN(stats) },
+};
 
-static void install_default(ADIO_File fd, const char *key, const char *value)
-{
-    char old[MPI_MAX_INFO_VAL + 1];
-    if (!info_value(fd, key, old))
-        ADIOI_Info_set(fd->info, key, value);
-}
-
-static void install_defaults(ADIO_File fd)
-{
-    char value[32];
-    snprintf(value, sizeof value, "%llu", ADIOI_ABT_DEFAULT_BUFFER);
-    install_default(fd, "abt_buffer_size", value);
-    snprintf(value, sizeof value, "%llu", ADIOI_ABT_DEFAULT_MEMORY);
-    install_default(fd, "abt_max_memory", value);
-    install_default(fd, "abt_stage_dir", default_stage_dir());
-    install_default(fd, "abt_defer_close", "disable");
-    install_default(fd, "abt_compute_interval", "0");
-    install_default(fd, "abt_output_size", "0");
-    snprintf(value, sizeof value, "%g", ADIOI_ABT_DEFAULT_GAP);
-    install_default(fd, "abt_phase_gap", value);
-    install_default(fd, "abt_stats", "disable");
-}
-
-static int parse_bytes(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || *s == '-')
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_seconds(const char *s, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v >= 0 && v < 1e9))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int valid(const char *key, const char *value)
-{
-    uint64_t n;
-    double d;
-    if (strcmp(key, "abt_buffer_size") == 0)
-        return parse_bytes(value, &n) == 0 && n >= 4096 && n <= (1ull << 30);
-    if (strcmp(key, "abt_max_memory") == 0 || strcmp(key, "abt_output_size") == 0)
-        return parse_bytes(value, &n) == 0;
-    if (strcmp(key, "abt_compute_interval") == 0 || strcmp(key, "abt_phase_gap") == 0)
-        return parse_seconds(value, &d) == 0;
-    if (strcmp(key, "abt_defer_close") == 0 || strcmp(key, "abt_stats") == 0)
-        return strcmp(value, "enable") == 0 || strcmp(value, "disable") == 0;
-    return strcmp(key, "abt_stage_dir") == 0 && value[0] != '\0';
-}
-
-static void install_users(ADIO_File fd, MPI_Info users_info)
-{
-    static const char *keys[] = {
-        "abt_buffer_size", "abt_max_memory", "abt_stage_dir", "abt_defer_close",
-        "abt_compute_interval", "abt_output_size", "abt_phase_gap", "abt_stats"
-    };
-    char value[MPI_MAX_INFO_VAL + 1];
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        int flag = 0;
-        ADIOI_Info_get(users_info, keys[i], MPI_MAX_INFO_VAL, value, &flag);
-        if (flag && valid(keys[i], value))
-            ADIOI_Info_set(fd->info, keys[i], value);
-    }
-}
+#define ABT_HINTS (sizeof abt_hints / sizeof abt_hints[0])
 
 /* Before Open (fs_ptr NULL) the inner driver's SetInfo runs on this file,
  * as it would without abt; afterwards on the shadow. */
@@ -119,53 +56,33 @@ static void inner_set_info(ADIO_File fd, MPI_Info users_info, int *error_code)
 
 void ADIOI_ABT_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 {
-    inner_set_info(fd, users_info, error_code);
+    static char myname[] = "ADIOI_ABT_SETINFO";
+    int err = adio_hints_install(fd, users_info, abt_hints, ABT_HINTS, myname);
+    /* an open file keeps every hint when one of ours is invalid */
+    if (err == MPI_SUCCESS || !fd->fs_ptr)
+        inner_set_info(fd, users_info, error_code);
+    if (err != MPI_SUCCESS)
+        *error_code = err;
     if (*error_code != MPI_SUCCESS)
         return;
     /* every process opens the file: close waits for every process's drain,
      * and collective calls order every process's buffered writes */
     fd->hints->deferred_open = 0;
-    install_defaults(fd);
-    if (users_info != MPI_INFO_NULL)
-        install_users(fd, users_info);
     /* buffered writes reach the file later (atomic mode writes through) */
     ADIOI_Info_set(fd->info, "romio_visibility_immediate", fd->atomicity ? "true" : "false");
 }
 
-static uint64_t info_bytes(ADIO_File fd, const char *key)
+int ADIOI_ABT_Get_hints(ADIO_File fd, ADIOI_ABT_Hints *h, const char *myname)
 {
-    char value[MPI_MAX_INFO_VAL + 1];
-    uint64_t n = 0;
-    return info_value(fd, key, value) && parse_bytes(value, &n) == 0 ? n : 0;
+    return adio_hints_decode(fd->info, abt_hints, ABT_HINTS, 0, h, myname);
 }
 
-static double info_seconds(ADIO_File fd, const char *key)
+/* The engine's configuration, and a's settings, from the hints. */
+void ADIOI_ABT_Configure(const ADIOI_ABT_Hints *h, struct abt_config *cfg, ADIOI_ABT_File *a)
 {
-    char value[MPI_MAX_INFO_VAL + 1];
-    double d = 0;
-    return info_value(fd, key, value) && parse_seconds(value, &d) == 0 ? d : 0;
-}
-
-static int info_enabled(ADIO_File fd, const char *key)
-{
-    char value[MPI_MAX_INFO_VAL + 1];
-    return info_value(fd, key, value) && strcmp(value, "enable") == 0;
-}
-
-/* The engine's configuration from the hints SetInfo installed. */
-void ADIOI_ABT_Get_config(ADIO_File fd, struct abt_config *cfg, ADIOI_ABT_File *a)
-{
-    char dir[MPI_MAX_INFO_VAL + 1];
-    int flag = info_value(fd, "abt_stage_dir", dir);
-    a->stage_dir = flag && strcmp(dir, "none") != 0 ? strdup(dir) : NULL;
-    a->defer_close = info_enabled(fd, "abt_defer_close");
-    a->print_stats = info_enabled(fd, "abt_stats") || getenv(ADIOI_ABT_STATS_ENV) != NULL;
-    *cfg = (struct abt_config) {
-        .buffer_size = info_bytes(fd, "abt_buffer_size"),
-        .max_memory = info_bytes(fd, "abt_max_memory"),
-        .stage_dir = a->stage_dir,
-        .compute_interval = info_seconds(fd, "abt_compute_interval"),
-        .output_size = info_bytes(fd, "abt_output_size"),
-        .phase_gap = info_seconds(fd, "abt_phase_gap"),
-    };
+    a->stage_dir = strcmp(h->stage_dir, "none") != 0 ? strdup(h->stage_dir) : NULL;
+    a->defer_close = h->defer_close;
+    a->print_stats = h->stats || getenv(ADIOI_ABT_STATS_ENV) != NULL;
+    *cfg = h->cfg;
+    cfg->stage_dir = a->stage_dir;
 }

@@ -29,11 +29,11 @@ static ADIO_File open_shadow(ADIO_File fd, int type, ADIOI_Fns *ops, const char 
     return s;
 }
 
-static int start_engine(ADIO_File fd, ADIOI_ABT_File *a)
+static int start_engine(ADIO_File fd, ADIOI_ABT_File *a, const ADIOI_ABT_Hints *h)
 {
     struct abt_config cfg;
     struct abt_sink sink;
-    ADIOI_ABT_Get_config(fd, &cfg, a);
+    ADIOI_ABT_Configure(h, &cfg, a);
     int rc = ADIOI_ABT_Open_sink(fd, &sink);
     if (rc != 0)
         return rc;
@@ -50,8 +50,11 @@ void ADIOI_ABT_Open(ADIO_File fd, int *error_code)
     int type;
     ADIOI_Fns *ops;
     const char *name;
+    ADIOI_ABT_Hints hints;
 
     *error_code = ADIOI_ABT_Resolve_inner(fd->filename, &type, &ops, &name);
+    if (*error_code == MPI_SUCCESS)
+        *error_code = ADIOI_ABT_Get_hints(fd, &hints, myname);
     if (*error_code != MPI_SUCCESS)
         return;
     ADIOI_ABT_Finish_deferred(fd->filename);    /* our own writes come first */
@@ -67,7 +70,7 @@ void ADIOI_ABT_Open(ADIO_File fd, int *error_code)
     a->inner = s;
     a->open_comm = fd->comm;
     fd->fs_ptr = a;
-    int rc = fd->access_mode & (ADIO_WRONLY | ADIO_RDWR) ? start_engine(fd, a) : 0;
+    int rc = fd->access_mode & (ADIO_WRONLY | ADIO_RDWR) ? start_engine(fd, a, &hints) : 0;
     if (rc != 0) {
         int ignored;
         *error_code = ADIOI_ABT_Error(rc, myname, fd->filename);

@@ -67,10 +67,10 @@ int ADIOI_ABT_Open_sink(ADIO_File fd, struct abt_sink *sink)
         return abt_sink_posix_open(sink, in->filename);
 #ifdef ROMIO_RFS
     case ADIO_RFS: {
-        ADIOI_RFS_File *f = in->fs_ptr;
+        const char *host, *port, *path;
         struct rfs_connect_opts o;
-        rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, &o);
-        return abt_sink_rfs_open(sink, f->host, f->port, f->path, &o);
+        ADIOI_RFS_Reach(in, &host, &port, &path, &o);
+        return abt_sink_rfs_open(sink, host, port, path, &o);
     }
 #endif
     default:

@@ -23,9 +23,7 @@
  * transport as segments (gathered, scattered, registered as groups) when
  * its runs are this long on average; shorter ones are packed. */
 #define ADIOI_RDMA_SEGMENTS_FROM 1024
-/* rdma_pack_threshold: the verbs transport's default, and its most (its
- * staging buffer) */
-#define ADIOI_RDMA_PACK_DEFAULT (64u << 10)
+/* rdma_pack_threshold: at most the verbs transport's staging buffer */
 #define ADIOI_RDMA_PACK_MOST    (4u << 20)
 
 /* rdma_io_method: the stripe methods, and ROMIO's data sieving. */
@@ -61,7 +59,6 @@ enum { ADIOI_RDMA_TRANSPORT_TCP, ADIOI_RDMA_TRANSPORT_VERBS, ADIOI_RDMA_TRANSPOR
 
 /* ad_rdma_common.c */
 int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size_t whylen);
-void ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f);
 void ADIOI_RDMA_Report_layout(ADIO_File fd, const ADIOI_RDMA_File *f);
 int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const char *what);
 void ADIOI_RDMA_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
@@ -101,6 +98,8 @@ void ADIOI_RDMA_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
 void ADIOI_RDMA_Flush(ADIO_File fd, int *error_code);
 void ADIOI_RDMA_Delete(const char *filename, int *error_code);
 void ADIOI_RDMA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
+/* ad_rdma_hints.c: the rdma_* hints of fd->info into f; MPI_SUCCESS or MPI_ERR_INFO_VALUE */
+int ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f, const char *myname);
 int ADIOI_RDMA_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
                        ADIO_Offset len);
 

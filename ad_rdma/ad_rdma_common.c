@@ -1,7 +1,6 @@
 /*
- * What the rdma: entry points share: the server list, hints as the file
- * holds them, the mapping of failures to MPI error classes, and
- * contiguous transfers.
+ * What the rdma: entry points share: the server list, the mapping of
+ * failures to MPI error classes, and contiguous transfers.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,12 +35,8 @@ int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size
     char value[MPI_MAX_INFO_VAL + 1];
     const char *env = getenv(ADIOI_RDMA_SERVERS_ENV), *conf = getenv(ADIOI_RDMA_CONFIG_ENV);
     int rc;
-    if (info_value(info, "rdma_servers", value)) {
-        if (stripe_servers_parse(value, sv) == 0)
-            goto found;
-        snprintf(why, whylen, "rdma: hint rdma_servers=%s is not HOST:PORT,...", value);
-        return -1;
-    }
+    if (info_value(info, "rdma_servers", value) && stripe_servers_parse(value, sv) == 0)
+        goto found;             /* a value that does not parse is refused by Open */
     if (env) {
         if (stripe_servers_parse(env, sv) == 0)
             goto found;
@@ -66,49 +61,6 @@ int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size
   found:
     last_servers = *sv;
     return 0;
-}
-
-/* The hints as SetInfo installed them in fd->info. */
-void ADIOI_RDMA_Get_hints(ADIO_File fd, ADIOI_RDMA_File *f)
-{
-    static const char *const methods[] = { "naive", "list", "datatype", "sieve" };
-    char value[MPI_MAX_INFO_VAL + 1];
-    f->method = STRIPE_LIST;
-    if (info_value(fd->info, "rdma_io_method", value))
-        for (int m = 0; m <= ADIOI_RDMA_SIEVE; m++)
-            if (strcmp(value, methods[m]) == 0)
-                f->method = m;
-    f->sf.max_pairs = STRIPE_DEFAULT_PAIRS;
-    if (info_value(fd->info, "rdma_list_pairs", value) && atoi(value) > 0 &&
-        atoi(value) <= RFS_MAX_PAIRS)
-        f->sf.max_pairs = (uint32_t) atoi(value);
-    f->timeout_s = ADIOI_RDMA_DEFAULT_TIMEOUT;
-    if (info_value(fd->info, "rdma_timeout", value) && atoi(value) > 0 && atoi(value) <= 86400)
-        f->timeout_s = atoi(value);
-    f->stats = getenv(ADIOI_RDMA_STATS_ENV) != NULL ||
-               (info_value(fd->info, "rdma_stats", value) && strcmp(value, "enable") == 0);
-    f->transport = ADIOI_RDMA_TRANSPORT_AUTO;
-    if (info_value(fd->info, "rdma_transport", value))
-        f->transport = !strcmp(value, "tcp") ? ADIOI_RDMA_TRANSPORT_TCP
-                     : !strcmp(value, "verbs") ? ADIOI_RDMA_TRANSPORT_VERBS
-                                               : ADIOI_RDMA_TRANSPORT_AUTO;
-    f->registration = NET_REG_CACHED;
-    if (info_value(fd->info, "rdma_registration", value))
-        f->registration = !strcmp(value, "individual") ? NET_REG_INDIVIDUAL
-                        : !strcmp(value, "ogr") ? NET_REG_OGR : NET_REG_CACHED;
-    f->pack_max = 0;
-    if (info_value(fd->info, "rdma_pack_threshold", value))
-        f->pack_max = (uint32_t) strtoul(value, NULL, 10);     /* checked by SetInfo */
-    f->coll = ADIOI_RDMA_COLL_AUTO;
-    if (info_value(fd->info, "rdma_coll", value))
-        f->coll = !strcmp(value, "two_phase") ? ADIOI_RDMA_COLL_TWO_PHASE
-                : !strcmp(value, "disk_directed") ? ADIOI_RDMA_COLL_DISK_DIRECTED
-                                                  : ADIOI_RDMA_COLL_AUTO;
-    f->coll_keep = info_value(fd->info, "rdma_coll_cache", value) && !strcmp(value, "enable");
-    f->segments_from = ADIOI_RDMA_SEGMENTS_FROM;
-    if (info_value(fd->info, "rdma_memory_segments", value))
-        f->segments_from = !strcmp(value, "enable") ? 0
-                         : !strcmp(value, "disable") ? INT64_MAX : ADIOI_RDMA_SEGMENTS_FROM;
 }
 
 /* MPI_File_get_info then says what the file has, not what was asked. */

@@ -43,6 +43,11 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
     fd->fd_sys = -1;
     fd->fd_direct = -1;
     f->path = fd->filename;
+    *error_code = ADIOI_RDMA_Get_hints(fd, f, myname);
+    if (*error_code != MPI_SUCCESS) {
+        ADIOI_Free(f);
+        return;
+    }
     if (ADIOI_RDMA_Servers(fd->info, &f->servers, why, sizeof why) != 0) {
         *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
                                            MPI_ERR_BAD_FILE, "**filename", "**filename %s",
@@ -50,7 +55,6 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
         ADIOI_Free(f);
         return;
     }
-    ADIOI_RDMA_Get_hints(fd, f);
     *error_code = rfs_adio_security_init(fd->info, myname, &f->sec);
     if (*error_code != MPI_SUCCESS) {
         ADIOI_Free(f);

@@ -41,8 +41,11 @@ typedef struct ADIOI_RFS_File {
 int ADIOI_RFS_Parse_name(const char *name, char *host, size_t hostlen, char *port,
                          size_t portlen, const char **path);
 int ADIOI_RFS_Connect(ADIOI_RFS_File *f);
+/* An open rfs: file's server, its path there and how to connect (security,
+ * rfs_timeout): what a second connection to it needs (abt's rfs sink). */
+void ADIOI_RFS_Reach(ADIO_File fd, const char **host, const char **port, const char **path,
+                     struct rfs_connect_opts *o);
 int ADIOI_RFS_Ready(ADIOI_RFS_File *f);
-void ADIOI_RFS_Get_hints(ADIO_File fd, ADIOI_RFS_File *f);
 int ADIOI_RFS_Error(int rc, const char *myname, const ADIOI_RFS_File *f, const char *what);
 MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
@@ -90,6 +93,8 @@ void ADIOI_RFS_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
 void ADIOI_RFS_Flush(ADIO_File fd, int *error_code);
 void ADIOI_RFS_Delete(const char *filename, int *error_code);
 void ADIOI_RFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
+/* ad_rfs_hints.c: the rfs_* hints of fd->info into f; MPI_SUCCESS or MPI_ERR_INFO_VALUE */
+int ADIOI_RFS_Get_hints(ADIO_File fd, ADIOI_RFS_File *f, const char *myname);
 int ADIOI_RFS_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
                       ADIO_Offset len);
 int ADIOI_RFS_Feature(ADIO_File fd, int flag);

@@ -1,7 +1,7 @@
 /*
- * What the rfs: entry points share: the file name, the connection, hints
- * as the file holds them, the mapping of failures to MPI error classes,
- * and contiguous transfers.
+ * What the rfs: entry points share: the file name, the connection (and
+ * how another driver reaches the same file), the mapping of failures to
+ * MPI error classes, and contiguous transfers.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -61,34 +61,14 @@ int ADIOI_RFS_Connect(ADIOI_RFS_File *f)
     return rc;
 }
 
-static int hint_enabled(MPI_Info info, const char *key)
+void ADIOI_RFS_Reach(ADIO_File fd, const char **host, const char **port, const char **path,
+                     struct rfs_connect_opts *o)
 {
-    char value[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
-    if (info == MPI_INFO_NULL)
-        return 0;
-    ADIOI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
-    return flag && strcmp(value, "enable") == 0;
-}
-
-/* The hints as SetInfo installed them in fd->info. */
-void ADIOI_RFS_Get_hints(ADIO_File fd, ADIOI_RFS_File *f)
-{
-    char value[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
-    f->defer_open = hint_enabled(fd->info, "rfs_defer_open");
-    f->defer_close = hint_enabled(fd->info, "rfs_defer_close");
-    f->timeout_s = ADIOI_RFS_DEFAULT_TIMEOUT;
-    f->noncontig_native = 1;
-    if (fd->info != MPI_INFO_NULL)
-        ADIOI_Info_get(fd->info, "rfs_noncontig", MPI_MAX_INFO_VAL, value, &flag);
-    if (flag && strcmp(value, "romio") == 0)
-        f->noncontig_native = 0;
-    flag = 0;
-    if (fd->info != MPI_INFO_NULL)
-        ADIOI_Info_get(fd->info, "rfs_timeout", MPI_MAX_INFO_VAL, value, &flag);
-    if (flag && atoi(value) > 0)
-        f->timeout_s = atoi(value);
+    const ADIOI_RFS_File *f = fd->fs_ptr;
+    *host = f->host;
+    *port = f->port;
+    *path = f->path;
+    rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, o);
 }
 
 /*

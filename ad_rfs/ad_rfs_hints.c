@@ -1,78 +1,52 @@
 /*
- * SetInfo: the rfs_* hints (docs/rfs.md) land in fd->info, where Open
- * reads them and MPI_File_get_info reports them; ROMIO's generic hints
- * follow. Called collectively, before Open (fs_ptr NULL) and by
- * MPI_File_set_info / set_view later.
+ * SetInfo: the rfs_* hints (docs/rfs.md), stated once in the table below,
+ * and the security hints (common/rfs_adio.c) land in fd->info, where Open
+ * reads them (ADIOI_RFS_Get_hints) and MPI_File_get_info reports them;
+ * ROMIO's generic hints follow. Called collectively, before Open (fs_ptr
+ * NULL) and by MPI_File_set_info / set_view later. An invalid value is
+ * MPI_ERR_INFO_VALUE: from set_info at once, from the open through Open.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "ad_rfs.h"
-#include "hint_fns.h"
+#include "adio_hints.h"
 
-static void install_defaults(ADIO_File fd)
-{
-    char value[16];
-    MPI_Info_create(&fd->info);
-    ADIOI_Info_set(fd->info, "rfs_defer_open", "disable");
-    ADIOI_Info_set(fd->info, "rfs_defer_close", "disable");
-    ADIOI_Info_set(fd->info, "rfs_noncontig", "native");
-    snprintf(value, sizeof value, "%d", ADIOI_RFS_DEFAULT_TIMEOUT);
-    ADIOI_Info_set(fd->info, "rfs_timeout", value);
-}
+static const char *const noncontig[] = { "romio", "native", NULL };
 
-/* What is not a positive number of seconds means the default: say so. */
-static void report_timeout_in_effect(ADIO_File fd)
-{
-    char value[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
-    ADIOI_Info_get(fd->info, "rfs_timeout", MPI_MAX_INFO_VAL, value, &flag);
-    if (!flag || atoi(value) <= 0) {
-        snprintf(value, sizeof value, "%d", ADIOI_RFS_DEFAULT_TIMEOUT);
-        ADIOI_Info_set(fd->info, "rfs_timeout", value);
-    }
-}
+static const struct adio_hint rfs_hints[] = {
+    { .name = "rfs_defer_open", .kind = ADIO_HINT_WORD, .words = adio_hint_switch,
+      .dflt = "disable", .at_open = 1, .to = ADIO_HINT_TO(ADIOI_RFS_File, defer_open) },
+    { .name = "rfs_defer_close", .kind = ADIO_HINT_WORD, .words = adio_hint_switch,
+      .dflt = "disable", .to = ADIO_HINT_TO(ADIOI_RFS_File, defer_close) },
+    { .name = "rfs_timeout", .kind = ADIO_HINT_COUNT, .min = 1, .max = 86400,
+      .dflt = ADIO_HINT_STR(ADIOI_RFS_DEFAULT_TIMEOUT), .at_open = 1,
+      .to = ADIO_HINT_TO(ADIOI_RFS_File, timeout_s) },
+    { .name = "rfs_noncontig", .kind = ADIO_HINT_WORD, .words = noncontig, .dflt = "native",
+      .to = ADIO_HINT_TO(ADIOI_RFS_File, noncontig_native) },
+};
 
-/* rfs_noncontig: native or romio; anything else keeps what is set. */
-static void install_noncontig(ADIO_File fd, MPI_Info users_info)
+#define RFS_HINTS (sizeof rfs_hints / sizeof rfs_hints[0])
+
+/* Open (fd->fs_ptr NULL) takes every hint; an open file those that act at once. */
+int ADIOI_RFS_Get_hints(ADIO_File fd, ADIOI_RFS_File *f, const char *myname)
 {
-    char value[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
-    ADIOI_Info_get(users_info, "rfs_noncontig", MPI_MAX_INFO_VAL, value, &flag);
-    if (flag && (strcmp(value, "native") == 0 || strcmp(value, "romio") == 0))
-        ADIOI_Info_set(fd->info, "rfs_noncontig", value);
+    return adio_hints_decode(fd->info, rfs_hints, RFS_HINTS, fd->fs_ptr != NULL, f, myname);
 }
 
 void ADIOI_RFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 {
     static char myname[] = "ADIOI_RFS_SETINFO";
-    int ignored;
-
-    *error_code = MPI_SUCCESS;
-    if (fd->info == MPI_INFO_NULL)
-        install_defaults(fd);
-    if (users_info != MPI_INFO_NULL) {
-        if (ADIOI_Info_check_and_install_enabled(fd, users_info, "rfs_defer_open", &ignored,
-                                                 myname, error_code) < 0 ||
-            ADIOI_Info_check_and_install_enabled(fd, users_info, "rfs_defer_close", &ignored,
-                                                 myname, error_code) < 0 ||
-            ADIOI_Info_check_and_install_int(fd, users_info, "rfs_timeout", &ignored, myname,
-                                             error_code) < 0)
-            return;
-        install_noncontig(fd, users_info);
-    }
-    if (!fd->fs_ptr)
-        rfs_adio_security_hints(fd, users_info);
-    report_timeout_in_effect(fd);
-    /* An open file takes rfs_defer_close at once; the others act at open. */
+    int err = rfs_adio_security_install(fd, users_info, myname);
+    if (err == MPI_SUCCESS)
+        err = adio_hints_install(fd, users_info, rfs_hints, RFS_HINTS, myname);
     if (fd->fs_ptr) {
         ADIOI_RFS_File *f = fd->fs_ptr;
-        int defer_open = f->defer_open, timeout_s = f->timeout_s;
-        ADIOI_RFS_Get_hints(fd, f);
+        *error_code = err;
+        if (err != MPI_SUCCESS)
+            return;             /* an open file keeps its hints */
+        ADIOI_RFS_Get_hints(fd, f, myname);    /* checked by the install */
         f->view_stale = 1;      /* set_view comes through here */
-        f->defer_open = defer_open;
-        f->timeout_s = timeout_s;
     }
+    /* before Open, ROMIO's hints are set up all the same: its open goes on */
     ADIOI_GEN_SetInfo(fd, users_info, error_code);
+    if (err != MPI_SUCCESS)
+        *error_code = err;
 }

@@ -33,8 +33,9 @@ void ADIOI_RFS_Open(ADIO_File fd, int *error_code)
         ADIOI_Free(f);
         return;
     }
-    ADIOI_RFS_Get_hints(fd, f);
-    *error_code = rfs_adio_security_init(fd->info, myname, &f->sec);
+    *error_code = ADIOI_RFS_Get_hints(fd, f, myname);
+    if (*error_code == MPI_SUCCESS)
+        *error_code = rfs_adio_security_init(fd->info, myname, &f->sec);
     if (*error_code != MPI_SUCCESS) {
         ADIOI_Free(f);
         return;

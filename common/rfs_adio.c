@@ -4,10 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "adio.h"
+#include "adio_hints.h"
 #include "rfs_adio.h"
 
 uint32_t rfs_adio_open_flags(int access_mode)
@@ -96,33 +96,32 @@ int rfs_adio_error(int rc, const char *myname, const char *who, const char *what
                                 key, key_s, msg);
 }
 
-/* The hint KEY of info into value (MPI_MAX_INFO_VAL + 1 bytes): 1 if set. */
-static int hint_value(MPI_Info info, const char *key, char *value)
-{
-    int flag = 0;
-    if (info != MPI_INFO_NULL)
-        ADIOI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
-    return flag;
-}
-
-static const char *const security_hints[][2] = {
-    { "rfs_transport", RFS_ADIO_TRANSPORT_ENV },
-    { "rfs_key_file", RFS_ADIO_KEY_FILE_ENV },
-    { "rfs_tls_ca", RFS_ADIO_TLS_CA_ENV },
+/* What the security hints decode to: "" is no key file, no CA. */
+struct security_settings {
+    int tls;
+    char key_file[MPI_MAX_INFO_VAL + 1];
+    char ca[MPI_MAX_INFO_VAL + 1];
 };
 
-void rfs_adio_security_hints(ADIO_File fd, MPI_Info users_info)
+static const char *const transports[] = { "tcp", "tls", NULL };
+
+static const struct adio_hint security_hints[] = {
+    { .name = "rfs_transport", .kind = ADIO_HINT_WORD, .words = transports, .dflt = "tcp",
+      .env = RFS_ADIO_TRANSPORT_ENV, .at_open = 1,
+      .to = ADIO_HINT_TO(struct security_settings, tls) },
+    { .name = "rfs_key_file", .kind = ADIO_HINT_TEXT, .accepted = "a key file's name",
+      .env = RFS_ADIO_KEY_FILE_ENV, .at_open = 1,
+      .to = ADIO_HINT_TO(struct security_settings, key_file) },
+    { .name = "rfs_tls_ca", .kind = ADIO_HINT_TEXT, .accepted = "a PEM file's name",
+      .env = RFS_ADIO_TLS_CA_ENV, .at_open = 1,
+      .to = ADIO_HINT_TO(struct security_settings, ca) },
+};
+
+#define SECURITY_HINTS (sizeof security_hints / sizeof security_hints[0])
+
+int rfs_adio_security_install(ADIO_File fd, MPI_Info users_info, const char *myname)
 {
-    char value[MPI_MAX_INFO_VAL + 1];
-    for (size_t i = 0; i < sizeof security_hints / sizeof security_hints[0]; i++) {
-        const char *key = security_hints[i][0], *env = getenv(security_hints[i][1]);
-        if (hint_value(users_info, key, value))
-            ADIOI_Info_set(fd->info, key, value);
-        else if (env && *env && !hint_value(fd->info, key, value))
-            ADIOI_Info_set(fd->info, key, env);
-    }
-    if (!hint_value(fd->info, "rfs_transport", value))
-        ADIOI_Info_set(fd->info, "rfs_transport", "tcp");
+    return adio_hints_install(fd, users_info, security_hints, SECURITY_HINTS, myname);
 }
 
 static int security_error(const char *myname, const char *msg)
@@ -131,36 +130,22 @@ static int security_error(const char *myname, const char *msg)
                                 MPI_ERR_ACCESS, "**fileaccess", "**fileaccess %s", msg);
 }
 
-/* Without info (MPI_File_delete) the environment alone decides. */
-static int security_setting(MPI_Info info, int which, char *value)
-{
-    const char *env = getenv(security_hints[which][1]);
-    if (hint_value(info, security_hints[which][0], value))
-        return 1;
-    if (info != MPI_INFO_NULL || !env || !*env)
-        return 0;
-    snprintf(value, MPI_MAX_INFO_VAL + 1, "%s", env);
-    return 1;
-}
-
 int rfs_adio_security_init(MPI_Info info, const char *myname, struct rfs_adio_security *sec)
 {
-    char transport[MPI_MAX_INFO_VAL + 1], key_file[MPI_MAX_INFO_VAL + 1];
-    char ca[MPI_MAX_INFO_VAL + 1], err[1024];
+    struct security_settings s = { 0, "", "" };
+    char err[1024];
     memset(sec, 0, sizeof *sec);
-    int chosen = security_setting(info, 0, transport);
-    int tls = chosen && strcmp(transport, "tls") == 0;
-    if (chosen && !tls && strcmp(transport, "tcp") != 0)
-        return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
-                                    MPI_ERR_INFO_VALUE, "**infoval", 0);
-    sec->has_key = security_setting(info, 1, key_file);
-    if (sec->has_key && rfs_key_load(key_file, &sec->key, err, sizeof err) < 0)
+    int rc = adio_hints_decode(info, security_hints, SECURITY_HINTS, 0, &s, myname);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    sec->has_key = s.key_file[0] != '\0';
+    if (sec->has_key && rfs_key_load(s.key_file, &sec->key, err, sizeof err) < 0)
         return security_error(myname, err);
     /* With a key, the key proves the server over the TLS channel binding;
      * without one, the certificate must. */
-    int has_ca = security_setting(info, 2, ca);
-    if (tls && net_tls_client_new(has_ca ? ca : NULL, has_ca || !sec->has_key, &sec->tls, err,
-                                  sizeof err) < 0) {
+    int has_ca = s.ca[0] != '\0';
+    if (s.tls && net_tls_client_new(has_ca ? s.ca : NULL, has_ca || !sec->has_key, &sec->tls,
+                                    err, sizeof err) < 0) {
         rfs_adio_security_fini(sec);
         return security_error(myname, err);
     }

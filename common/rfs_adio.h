@@ -26,17 +26,16 @@ struct rfs_adio_security {
 };
 
 /*
- * SetInfo before Open: install rfs_transport, rfs_key_file and rfs_tls_ca
- * from users_info, the environment filling what it leaves out, so that
- * MPI_File_get_info reports what is in effect (a path, never a secret).
- * They act at open only. (ROMIO's ADIO_Open does not look at SetInfo's
- * error code, so a bad value is refused by rfs_adio_security_init.)
+ * SetInfo: rfs_transport, rfs_key_file and rfs_tls_ca (one table, as
+ * adio_hints_install) from users_info, the environment filling what it
+ * leaves out, so that MPI_File_get_info reports what is in effect (a
+ * path, never a secret). They act at open only.
  */
-void rfs_adio_security_hints(ADIO_File fd, MPI_Info users_info);
-/* Open: load the key and set up TLS as fd->info (or, with MPI_INFO_NULL,
- * the environment) says. MPI_SUCCESS or an MPI error code; an
- * rfs_transport other than tcp or tls is MPI_ERR_INFO_VALUE: a typo must
- * not fall back to plain TCP. */
+int rfs_adio_security_install(ADIO_File fd, MPI_Info users_info, const char *myname);
+/* Open: load the key and set up TLS as info (or, with MPI_INFO_NULL, the
+ * environment) says. MPI_SUCCESS or an MPI error code; an rfs_transport
+ * other than tcp or tls is MPI_ERR_INFO_VALUE: a typo must not fall back
+ * to plain TCP. */
 int rfs_adio_security_init(MPI_Info info, const char *myname, struct rfs_adio_security *sec);
 void rfs_adio_security_fini(struct rfs_adio_security *sec);
 void rfs_adio_connect_opts(const struct rfs_adio_security *sec, int timeout_ms,

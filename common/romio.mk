@@ -12,11 +12,13 @@ AM_CPPFLAGS += -I$(top_srcdir)/adio/suite_common
 noinst_HEADERS +=                           \
     adio/suite_common/dtype_mpi.h           \
     adio/suite_common/dtype_view.h          \
+    adio/suite_common/adio_hints.h          \
     adio/suite_common/rfs_adio.h
 
 romio_other_sources +=                      \
     adio/suite_common/dtype_mpi.c           \
     adio/suite_common/dtype_view.c          \
+    adio/suite_common/adio_hints.c          \
     adio/suite_common/rfs_adio.c
 
 endif BUILD_NETCORE

@@ -9,7 +9,7 @@
  * staging to STAGE_DIR (which may be full), collective writes through a
  * subarray view, deferred close, set_size/preallocate with data in
  * flight, the shared file pointer, delete; hints as MPI_File_get_info
- * reports them.
+ * reports them, and invalid values refused with MPI_ERR_INFO_VALUE.
  */
 #include "itest.h"
 
@@ -260,6 +260,43 @@ static void test_shared_pointer(void)
     MPI_Info_free(&info);
 }
 
+/* Defaults, a value of each kind refused at open (the inner driver's too)
+ * and by set_info, and what an open file reports after set_info (all
+ * abt_* hints act at open); the data still right. */
+static void test_hint_values(void)
+{
+    const char *tmp = getenv("TMPDIR"), *name = fname("values");
+    static const struct hint_pair invalid[] = {
+        { "abt_defer_close", "maybe" }, { "abt_buffer_size", "100" },
+        { "abt_buffer_size", "big" }, { "abt_phase_gap", "-1" },
+        { "abt_compute_interval", "soon" },
+    };
+    static const struct hint_pair defaults[] = {
+        { "abt_buffer_size", "4194304" }, { "abt_max_memory", "67108864" },
+        { "abt_defer_close", "disable" }, { "abt_compute_interval", "0" },
+        { "abt_output_size", "0" }, { "abt_phase_gap", "0.05" }, { "abt_stats", "disable" },
+    };
+    if (strstr(prefix, "rfs:"))
+        open_refused(name, "rfs_timeout", "soon");
+    if (strstr(prefix, "rdma:"))
+        open_refused(name, "rdma_io_method", "fast");
+    MPI_File fh = open_checking_hints(name, HINT_PAIRS(invalid), HINT_PAIRS(defaults));
+    info_expect(fh, "abt_stage_dir", tmp && *tmp ? tmp : "/tmp");
+    set_info_refused(fh, "abt_buffer_size", "100", "4194304");
+    set_info_refused(fh, "abt_stats", "on", "disable");
+    set_info_expect(fh, "abt_buffer_size", "65536", "4194304");    /* in effect: the open's */
+    write_blocks(fh, 9);
+    CHECK_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_File_sync(fh));
+    check_all_blocks(fh, 9);
+    CHECK_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK_MPI(MPI_File_delete(name, MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void test_delete(void)
 {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -284,6 +321,7 @@ int main(int argc, char **argv)
     stage_dir = argv[2];
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
     test_read_after_write();
+    test_hint_values();
     test_small_memory("small", "none");
     test_small_memory("staged", stage_dir);
     test_collective_view();

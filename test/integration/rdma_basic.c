@@ -5,7 +5,8 @@
  * by every process and, by rank 0, object by object from each server's
  * export root, where every stripe must sit where the layout says. Then
  * collective I/O, size, resize, preallocation, the layout a reopened file
- * keeps, what MPI_File_get_info reports, delete, and errors.
+ * keeps, what MPI_File_get_info reports (defaults, values given, values
+ * refused with MPI_ERR_INFO_VALUE), delete, and errors.
  *   rdma_basic PREFIX UNIT FACTOR ROOT...   (servers: $ROMIO_RDMA_SERVERS)
  */
 #include <errno.h>
@@ -21,19 +22,6 @@
 
 static int rank, nprocs, nroots;
 static char **roots;
-
-static void info_expect(MPI_File fh, const char *key, const char *expect)
-{
-    MPI_Info info;
-    char value[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
-    CHECK_MPI(MPI_File_get_info(fh, &info));
-    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
-    CHECK(flag, "MPI_File_get_info has no %s", key);
-    if (expect)
-        CHECK(strcmp(value, expect) == 0, "%s is %s, expected %s", key, value, expect);
-    MPI_Info_free(&info);
-}
 
 /* Object `i` of PATH in root i: its header and data. */
 static unsigned char *object(int i, const char *path, struct stripe_header *h, uint64_t *len)
@@ -151,14 +139,14 @@ static void method_case(const char *prefix, const char *method, const char *unit
     MPI_Info_set(info, "striping_factor", factor);
     MPI_Info_set(info, "rdma_io_method", method);
     MPI_Info_set(info, "rdma_pack_threshold", "131072");
-    MPI_Info_set(info, "rdma_memory_segments", "sometimes");    /* not a value: ignored */
+    MPI_Info_set(info, "rdma_memory_segments", "enable");
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
     MPI_Info_free(&info);
     info_expect(fh, "striping_unit", unit);
     info_expect(fh, "striping_factor", factor);
     info_expect(fh, "rdma_io_method", method);
     info_expect(fh, "rdma_pack_threshold", "131072");
-    info_expect(fh, "rdma_memory_segments", "auto");
+    info_expect(fh, "rdma_memory_segments", "enable");
     info_expect(fh, "rdma_servers", NULL);
 
     MPI_Datatype view = file_view(), mem = memory_type();
@@ -220,12 +208,10 @@ static void method_case(const char *prefix, const char *method, const char *unit
     MPI_Info_create(&info);
     MPI_Info_set(info, "striping_unit", "12345");
     MPI_Info_set(info, "striping_factor", "1");
-    MPI_Info_set(info, "rdma_pack_threshold", "0");     /* out of range: the default stays */
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, info, &fh));
     MPI_Info_free(&info);
     info_expect(fh, "striping_unit", unit);
     info_expect(fh, "striping_factor", factor);
-    info_expect(fh, "rdma_pack_threshold", "65536");
     CHECK_MPI(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
@@ -245,6 +231,49 @@ static void method_case(const char *prefix, const char *method, const char *unit
     free(back);
 }
 
+/* Defaults, a value of each kind refused at open and by set_info, and
+ * what an open file reports after set_info; the data still right. */
+static void hint_values(const char *prefix, unsigned seed)
+{
+    char name[4096];
+    MPI_File fh;
+    MPI_Status st;
+    unsigned char buf[BLOCK], in[BLOCK];
+    static const struct hint_pair invalid[] = {
+        { "rdma_io_method", "fast" }, { "rdma_memory_segments", "sometimes" },
+        { "rdma_list_pairs", "0" }, { "rdma_list_pairs", "4097" },
+        { "rdma_pack_threshold", "0" }, { "rdma_timeout", "soon" },
+        { "rfs_transport", "tsl" },
+    };
+    static const struct hint_pair defaults[] = {
+        { "rdma_io_method", "list" }, { "rdma_list_pairs", "64" }, { "rdma_timeout", "120" },
+        { "rdma_stats", "disable" }, { "rdma_coll", "auto" }, { "rdma_coll_cache", "disable" },
+        { "rdma_registration", "cached" }, { "rdma_memory_segments", "auto" },
+        { "rdma_pack_threshold", "65536" }, { "rfs_transport", "tcp" },
+    };
+    snprintf(name, sizeof name, "%svalues", prefix);
+    fh = open_checking_hints(name, HINT_PAIRS(invalid), HINT_PAIRS(defaults));
+    set_info_refused(fh, "rdma_io_method", "fast", "list");
+    set_info_refused(fh, "rdma_list_pairs", "many", "64");
+    set_info_expect(fh, "rdma_io_method", "naive", "naive");
+    set_info_expect(fh, "rdma_list_pairs", "8", "8");
+    set_info_expect(fh, "rdma_timeout", "30", "120");   /* read at open: the file keeps its own */
+
+    pattern_fill(buf, sizeof buf, (uint64_t) rank * sizeof buf, seed);
+    CHECK_MPI(MPI_File_write_at_all(fh, rank * (MPI_Offset) sizeof buf, buf, sizeof buf,
+                                    MPI_BYTE, &st));
+    int peer = (rank + 1) % nprocs;
+    CHECK_MPI(MPI_File_read_at_all(fh, peer * (MPI_Offset) sizeof in, in, sizeof in, MPI_BYTE,
+                                   &st));
+    int64_t bad = pattern_check(in, sizeof in, (uint64_t) peer * sizeof in, seed);
+    CHECK(bad < 0, "data after set_info differs at %lld", (long long) bad);
+    CHECK_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK_MPI(MPI_File_delete(name, MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void error_cases(const char *prefix)
 {
     char name[4096], one[600];
@@ -253,10 +282,8 @@ static void error_cases(const char *prefix)
     const char *servers = getenv("ROMIO_RDMA_SERVERS");
     snprintf(name, sizeof name, "%serrors", prefix);
 
+    open_refused(name, "rdma_servers", "no-port-here");
     MPI_Info_create(&info);
-    MPI_Info_set(info, "rdma_servers", "no-port-here");
-    CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh),
-                MPI_ERR_BAD_FILE);
     MPI_Info_set(info, "rdma_servers", "127.0.0.1:1");      /* nobody listens */
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh),
                 MPI_ERR_IO);
@@ -298,6 +325,7 @@ int main(int argc, char **argv)
         method_case(argv[1], methods[m], argv[2], argv[3], 0, seed++);
     method_case(argv[1], "list", argv[2], argv[3], 1, seed++);
     method_case(argv[1], "datatype", argv[2], argv[3], 1, seed++);
+    hint_values(argv[1], seed++);
     error_cases(argv[1]);
     if (rank == 0)
         printf(" No Errors\n");

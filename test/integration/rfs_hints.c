@@ -1,11 +1,52 @@
 /*
- * The rfs_defer_open / rfs_defer_close hints: reported by get_info, data
- * still right, and a deferred open's failure reported by the first
- * operation that reaches the server.
+ * The rfs_* hints: their defaults and the values given reported by
+ * get_info; an invalid value of each kind (a word, a number out of range,
+ * not a number) refused with MPI_ERR_INFO_VALUE by the open and by
+ * set_info; rfs_defer_open / rfs_defer_close with the data still right,
+ * and a deferred open's failure reported by the first operation that
+ * reaches the server.
  *
  *   rfs_hints rfs:HOST:PORT:/DIR
  */
 #include "itest.h"
+
+static void check_values(const char *dir, int rank)
+{
+    char name[1024];
+    unsigned char buf[1000], in[1000];
+    MPI_File fh;
+    MPI_Status st;
+    static const struct hint_pair invalid[] = {
+        { "rfs_defer_open", "maybe" }, { "rfs_noncontig", "fast" }, { "rfs_timeout", "0" },
+        { "rfs_timeout", "86401" }, { "rfs_timeout", "soon" }, { "rfs_transport", "tsl" },
+    };
+    static const struct hint_pair defaults[] = {
+        { "rfs_defer_open", "disable" }, { "rfs_defer_close", "disable" },
+        { "rfs_timeout", "120" }, { "rfs_noncontig", "native" }, { "rfs_transport", "tcp" },
+    };
+    snprintf(name, sizeof name, "%s/values", dir);
+    fh = open_checking_hints(name, HINT_PAIRS(invalid), HINT_PAIRS(defaults));
+    set_info_refused(fh, "rfs_noncontig", "fast", "native");
+    set_info_refused(fh, "rfs_timeout", "soon", "120");
+    set_info_expect(fh, "rfs_noncontig", "romio", "romio");
+    set_info_expect(fh, "rfs_defer_close", "enable", "enable");
+    set_info_expect(fh, "rfs_timeout", "30", "120");    /* read at open: the file keeps its own */
+
+    pattern_fill(buf, sizeof buf, (uint64_t) rank * sizeof buf, 5);
+    CHECK_MPI(MPI_File_write_at(fh, rank * (MPI_Offset) sizeof buf, buf, sizeof buf, MPI_BYTE,
+                                &st));
+    CHECK_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_File_sync(fh));
+    CHECK_MPI(MPI_File_read_at(fh, rank * (MPI_Offset) sizeof in, in, sizeof in, MPI_BYTE, &st));
+    int64_t bad = pattern_check(in, sizeof in, (uint64_t) rank * sizeof in, 5);
+    CHECK(bad < 0, "data after set_info differs at %lld", (long long) bad);
+    CHECK_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK_MPI(MPI_File_delete(name, MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
 
 int main(int argc, char **argv)
 {
@@ -17,6 +58,7 @@ int main(int argc, char **argv)
     char name[1024], missing[1024];
     snprintf(name, sizeof name, "%s/deferred", argv[1]);
     snprintf(missing, sizeof missing, "%s/missing", argv[1]);
+    check_values(argv[1], rank);
 
     MPI_Info info;
     MPI_Info_create(&info);
