@@ -19,7 +19,8 @@
 #                        INT and TERM (INT/TERM exit 130/143).
 #   lab_ns ADDR          the namespace of a host
 #   lab_exec ADDR CMD... run CMD on a host
-#   lab_mpiexec ARGS...  the lab's mpiexec (in the head, ranks on the client
+#   $LAB_MPIEXEC ARGS... (a program: timeout and run_case take it; MPIEXEC, or
+#   lab_mpiexec ARGS...  $PREFIX/bin/mpiexec when lab_up ran) the lab's mpiexec (in the head, ranks on the client
 #                        hosts through the launcher; ARGS as for mpiexec,
 #                        -hosts "$LAB_HOSTS" -ppn K chooses the hosts)
 #   lab_start_rfsd I DIR NAME [rfsd options]: rfsd on server host I
@@ -37,7 +38,7 @@
 
 LAB_NET=10.77
 LAB_STATE_ROOT=${LAB_STATE_ROOT:-/run/romio-lab}
-LAB_DIR="" LAB_PREFIX="" LAB_HEAD="" LAB_CLIENTS="" LAB_SERVERS="" LAB_HOSTS="" LAB_WHY=""
+LAB_DIR="" LAB_MPIEXEC="" LAB_PREFIX="" LAB_HEAD="" LAB_CLIENTS="" LAB_SERVERS="" LAB_HOSTS="" LAB_WHY=""
 LAB_NSLIST=""
 
 _lab_log() { [ -z "${LAB_VERBOSE:-}" ] || echo "lab: $*" >&2; }
@@ -133,7 +134,7 @@ lab_up() {
     _lab_launcher
     {
         echo ". $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lab.sh"
-        declare -p LAB_DIR LAB_PREFIX LAB_HEAD LAB_CLIENTS LAB_SERVERS LAB_HOSTS LAB_NSLIST
+        declare -p LAB_MPIEXEC LAB_DIR LAB_PREFIX LAB_HEAD LAB_CLIENTS LAB_SERVERS LAB_HOSTS LAB_NSLIST
     } > "$LAB_DIR/lab.env"
     # shellcheck disable=SC2086
     _lab_log "up: $nc clients ($LAB_CLIENTS), $ns servers ($LAB_SERVERS), rate $rate, dir $LAB_DIR"
@@ -156,6 +157,14 @@ ns=\$(awk -v h="\$host" '\$1 == h { print \$2 }' "$LAB_DIR/hosts")
 MPIR_CVAR_CH3_INTERFACE_HOSTNAME=\$host exec ip netns exec "\$ns" sh -c "\$*"
 EOF
     chmod +x "$LAB_DIR/enter-host"
+    cat > "$LAB_DIR/mpiexec" << EOF
+#!/bin/sh
+# mpiexec in the lab $LAB_PREFIX's head, ranks on its hosts (made by lab.sh)
+exec ip netns exec "$LAB_HEAD" "\${MPIEXEC:-${MPIEXEC:-$PREFIX/bin/mpiexec}}" -localhost "$LAB_NET.0.1" \\
+    -launcher ssh -launcher-exec "$LAB_DIR/enter-host" "\$@"
+EOF
+    chmod +x "$LAB_DIR/mpiexec"
+    LAB_MPIEXEC=$LAB_DIR/mpiexec
 }
 
 lab_ns() {
@@ -169,10 +178,8 @@ lab_exec() {
     ip netns exec "$ns" "$@"
 }
 
-# MPIEXEC: the mpiexec to use (default $PREFIX/bin/mpiexec)
 lab_mpiexec() {
-    ip netns exec "$LAB_HEAD" "${MPIEXEC:-$PREFIX/bin/mpiexec}" -localhost "$LAB_NET.0.1" \
-        -launcher ssh -launcher-exec "$LAB_DIR/enter-host" "$@"
+    "$LAB_MPIEXEC" "$@"
 }
 
 lab_server_addr() {
