@@ -29,6 +29,8 @@
 #                        sets RFSD_PORT, RFSD_PID, LAB_RFSD_ADDR
 #   lab_link I up|down   server host I's link (both ends)
 #   lab_stage_dir ADDR   a client host's own abt: stage directory
+#   lab_bg PID           a helper process of the runner, killed at teardown
+#   LAB_REMOVE=DIR       a directory removed at teardown (the runner's work)
 #   lab_down             tear everything down (idempotent)
 # CLI, to try a deployment by hand:
 #   lab.sh up C S RATE   prints the lab's env file (source it, then use
@@ -205,6 +207,11 @@ lab_link() {
         ip -n "$LAB_HEAD" link set "vs$((name - 1))" "$2"
 }
 
+# lab_bg PID: a background helper of the runner (not in a namespace), killed by lab_down
+lab_bg() {
+    LAB_BG_PIDS="${LAB_BG_PIDS:-} $1"
+}
+
 lab_stage_dir() {
     local d
     d=$LAB_DIR/stage-$(lab_ns "$1")
@@ -217,6 +224,12 @@ lab_stage_dir() {
 # them); LAB_DIR. Idempotent; also from `lab.sh down` in another shell.
 lab_down() {
     local nsn pids pass
+    local pid
+    for pid in ${LAB_BG_PIDS:-}; do
+        kill -TERM "$pid" 2>/dev/null
+    done
+    LAB_BG_PIDS=""
+    [ -z "${LAB_REMOVE:-}" ] || rm -rf "$LAB_REMOVE"
     [ -n "$LAB_DIR" ] || return 0
     [ -f "$LAB_DIR/namespaces" ] && LAB_NSLIST=$(cat "$LAB_DIR/namespaces")
     for pass in TERM KILL; do

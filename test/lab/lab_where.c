@@ -6,7 +6,9 @@
  * shaped links carried them), with the result checked.
  *   lab_where HOSTS MB
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
