@@ -91,7 +91,9 @@ ROMIO_RDMA_SERVERS=$servers run_case "lab.rdma_basic.s4.u4096.np4" 300 "$LAB_MPI
 
 echo "lab: ROMIO's test suite, ranks on both client hosts"
 ROMIO_PHASE=build ROMIO_BIN=$work/romio-bin bash "$here/../romio/run.sh" "$PREFIX" "$mpich_dir" \
-    "$work/romio-build" /dev/null
+    "$work/romio-build" /dev/null &
+lab_bg $!
+wait $!
 # the suite's list and skips, from its runner
 eval "$(sed -n '/^TESTS="/,/^"$/p; /^SKIPS="/,/^"$/p' "$here/../romio/run.sh")"
 printf 'striping_unit 65536\nrdma_io_method list\nrdma_coll disk_directed\n' > "$work/rdma-dd.hints"
