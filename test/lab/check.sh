@@ -3,8 +3,9 @@
 # server hosts running rfsd, 2 client hosts with 2 MPI ranks each, every
 # link shaped to LAB_RATE (default 1gbit) both ways. Cases:
 #   - ranks on their hosts (their own addresses), MPI's traffic on the links;
-#   - rfs_noncontig (rfs:, one server host) and rdma_basic (rdma:, four),
-#     every byte's place checked in the servers' roots;
+#   - rfs_noncontig (rfs:, one server host; and abt:rfs: staging into each
+#     client host's own directory) and rdma_basic (rdma:, four), every
+#     byte's place checked in the servers' roots;
 #   - ROMIO's test suite over rfs: and over rdma: (disk-directed), ranks on
 #     both client hosts;
 #   - a server host's link down in the middle of a rdma: write.
@@ -84,6 +85,22 @@ mkdir -p "$work/srv0-root/noncontig"
 # shellcheck disable=SC2046
 run_case "lab.rfs_noncontig.np4" 180 "$LAB_MPIEXEC" $(ranks 4) "$work/bin/rfs_noncontig" \
     "rfs:$rfs0:/noncontig/" "$work/srv0-root/noncontig"
+# abt:rfs: with little memory (buffers staged into each client host's own
+# TMPDIR, lab_stage_dir): the same checks, and nothing left staged after
+mkdir -p "$work/srv0-root/abt-noncontig"
+printf 'abt_buffer_size 4096\nabt_max_memory 8192\n' > "$work/abt.hints"
+# shellcheck disable=SC2046
+if ROMIO_HINTS=$work/abt.hints run_case "lab.abt_rfs_noncontig.np4" 180 "$LAB_MPIEXEC" $(ranks 4) \
+    "$work/bin/rfs_noncontig" "abt:rfs:$rfs0:/abt-noncontig/" "$work/srv0-root/abt-noncontig"; then
+    left=$(for c in $LAB_CLIENTS; do find "$(lab_stage_dir "$c")" -type f; done)
+    if [ -z "$left" ]; then
+        PASSED=$((PASSED + 1))
+        echo "  PASS lab.abt_stage_dirs_clean"
+    else
+        FAILED=$((FAILED + 1))
+        echo "  FAIL lab.abt_stage_dirs_clean: left $left"
+    fi
+fi
 for r in $roots; do mkdir -p "$r/d"; done
 # shellcheck disable=SC2046,SC2086
 ROMIO_RDMA_SERVERS=$servers run_case "lab.rdma_basic.s4.u4096.np4" 300 "$LAB_MPIEXEC" \

@@ -28,7 +28,8 @@
 #                        by start_rfsd of test/lib.sh (stopped by PID);
 #                        sets RFSD_PORT, RFSD_PID, LAB_RFSD_ADDR
 #   lab_link I up|down   server host I's link (both ends)
-#   lab_stage_dir ADDR   a client host's own abt: stage directory
+#   lab_stage_dir ADDR   a client host's own TMPDIR, so abt:'s stage directory
+#                        (ranks get it, and LAB_HOST, from the launcher)
 #   lab_bg PID           a helper process of the runner, killed at teardown
 #   LAB_REMOVE=DIR       a directory removed at teardown (the runner's work)
 #   lab_down             tear everything down (idempotent)
@@ -156,13 +157,17 @@ host=\$1
 shift
 ns=\$(awk -v h="\$host" '\$1 == h { print \$2 }' "$LAB_DIR/hosts")
 [ -n "\$ns" ] || { echo "enter-host: \$host is not a host of lab $LAB_PREFIX" >&2; exit 255; }
-MPIR_CVAR_CH3_INTERFACE_HOSTNAME=\$host exec ip netns exec "\$ns" sh -c "\$*"
+# the host's own temporary directory: abt:'s stage directory (abt_stage_dir's default)
+mkdir -p "$LAB_DIR/tmp-\$ns"
+MPIR_CVAR_CH3_INTERFACE_HOSTNAME=\$host LAB_HOST=\$host TMPDIR=$LAB_DIR/tmp-\$ns \\
+    exec ip netns exec "\$ns" sh -c "\$*"
 EOF
     chmod +x "$LAB_DIR/enter-host"
     cat > "$LAB_DIR/mpiexec" << EOF
 #!/bin/sh
 # mpiexec in the lab $LAB_PREFIX's head, ranks on its hosts (made by lab.sh)
-exec ip netns exec "$LAB_HEAD" "\${MPIEXEC:-${MPIEXEC:-$PREFIX/bin/mpiexec}}" -localhost "$LAB_NET.0.1" \\
+# TMPDIR: each host's own (enter-host), not the caller's
+exec env -u TMPDIR ip netns exec "$LAB_HEAD" "\${MPIEXEC:-${MPIEXEC:-$PREFIX/bin/mpiexec}}" -localhost "$LAB_NET.0.1" \\
     -launcher ssh -launcher-exec "$LAB_DIR/enter-host" "\$@"
 EOF
     chmod +x "$LAB_DIR/mpiexec"
@@ -213,10 +218,7 @@ lab_bg() {
 }
 
 lab_stage_dir() {
-    local d
-    d=$LAB_DIR/stage-$(lab_ns "$1")
-    mkdir -p "$d"
-    echo "$d"
+    echo "$LAB_DIR/tmp-$(lab_ns "$1")"
 }
 
 # Tear down: processes left in our namespaces (ours: proxies, ranks,

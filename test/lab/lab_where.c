@@ -2,7 +2,7 @@
  * Where the ranks run in the lab: each rank finds its host's address (the
  * IPv4 address of its namespace's eth0), rank 0 prints them and checks
  * that there are HOSTS distinct hosts with the same number of ranks each;
- * then MB MiB cross the hosts by MPI_Allreduce (the runner checks that the
+ * and that each host has its own TMPDIR (abt:'s stage directory); then MB MiB cross the hosts by MPI_Allreduce (the runner checks that the
  * shaped links carried them), with the result checked.
  *   lab_where HOSTS MB
  */
@@ -36,6 +36,14 @@ int main(int argc, char **argv)
     CHECK(mine && strcmp(mine, addr) == 0, "rank %d: eth0 %s, MPI's interface %s", rank, addr,
           mine ? mine : "(unset)");
 
+    /* abt:'s stage directory (TMPDIR) is the host's own */
+    const char *tmp = getenv("TMPDIR");
+    CHECK(tmp && strstr(tmp, "/tmp-") != NULL, "rank %d: TMPDIR %s is not a lab host's", rank,
+          tmp ? tmp : "(unset)");
+    char tmps[256] = "";
+    snprintf(tmps, sizeof tmps, "%s", tmp);
+    char *alltmp = malloc((size_t) nprocs * sizeof tmps);
+    MPI_Gather(tmps, sizeof tmps, MPI_CHAR, alltmp, sizeof tmps, MPI_CHAR, 0, MPI_COMM_WORLD);
     char *all = malloc((size_t) nprocs * sizeof addr);
     MPI_Gather(addr, sizeof addr, MPI_CHAR, all, sizeof addr, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank == 0) {
@@ -49,13 +57,18 @@ int main(int argc, char **argv)
                     if (q < r)
                         first = 0;
                 }
-            printf("rank %d on %s\n", r, a);
+            printf("rank %d on %s, TMPDIR %s\n", r, a, alltmp + r * sizeof tmps);
+            for (int q = 0; q < nprocs; q++)
+                CHECK((strcmp(a, all + q * sizeof addr) == 0)
+                      == (strcmp(alltmp + r * sizeof tmps, alltmp + q * sizeof tmps) == 0),
+                      "ranks %d and %d: TMPDIR is not per host", r, q);
             CHECK(count == nprocs / hosts, "%d ranks on %s, expected %d", count, a, nprocs / hosts);
             distinct += first;
         }
         CHECK(distinct == hosts, "%d hosts, expected %d", distinct, hosts);
     }
     free(all);
+    free(alltmp);
 
     size_t n = (size_t) mb * 1048576 / sizeof(int);
     int *v = malloc(n * sizeof(int)), *sum = malloc(n * sizeof(int));
