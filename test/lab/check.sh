@@ -3,9 +3,9 @@
 # server hosts running rfsd, 2 client hosts with 2 MPI ranks each, every
 # link shaped to LAB_RATE (default 1gbit) both ways. Cases:
 #   - ranks on their hosts (their own addresses), MPI's traffic on the links;
-#   - rfs_noncontig (rfs:, one server host; and abt:rfs: staging into each
-#     client host's own directory) and rdma_basic (rdma:, four), every
-#     byte's place checked in the servers' roots;
+#   - rfs_noncontig (rfs:, one server host) and rdma_basic (rdma:, four),
+#     every byte's place checked in the servers' roots; abt_basic over
+#     abt:rfs:, staging into each client host's own directory;
 #   - ROMIO's test suite over rfs: and over rdma: (disk-directed), ranks on
 #     both client hosts;
 #   - a server host's link down in the middle of a rdma: write.
@@ -46,8 +46,10 @@ mpicc="$PREFIX/bin/mpicc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2"
 for t in lab_where lab_linkfault; do
     $mpicc -o "$work/bin/$t" "$here/$t.c" || { echo "  FAIL cannot build $t"; FAILED=$((FAILED + 1)); }
 done
-$mpicc -o "$work/bin/rfs_noncontig" "$here/../integration/rfs_noncontig.c" \
-    || { echo "  FAIL cannot build rfs_noncontig"; FAILED=$((FAILED + 1)); }
+for t in rfs_noncontig abt_basic; do
+    $mpicc -o "$work/bin/$t" "$here/../integration/$t.c" \
+        || { echo "  FAIL cannot build $t"; FAILED=$((FAILED + 1)); }
+done
 $mpicc -I"$repo/adio" -o "$work/bin/rdma_basic" "$here/../integration/rdma_basic.c" \
     "$repo/adio/stripe/stripe.c" || { echo "  FAIL cannot build rdma_basic"; FAILED=$((FAILED + 1)); }
 
@@ -85,20 +87,22 @@ mkdir -p "$work/srv0-root/noncontig"
 # shellcheck disable=SC2046
 run_case "lab.rfs_noncontig.np4" 180 "$LAB_MPIEXEC" $(ranks 4) "$work/bin/rfs_noncontig" \
     "rfs:$rfs0:/noncontig/" "$work/srv0-root/noncontig"
-# abt:rfs: with little memory (buffers staged into each client host's own
-# TMPDIR, lab_stage_dir): the same checks, and nothing left staged after
-mkdir -p "$work/srv0-root/abt-noncontig"
-printf 'abt_buffer_size 4096\nabt_max_memory 8192\n' > "$work/abt.hints"
+# abt:rfs: (abt_basic): its small-memory case stages an 8 MiB write into
+# the stage directory "-", $TMPDIR: each client host's own (lab_stage_dir);
+# something must be staged, and nothing left there after
+mkdir -p "$work/srv0-root/abt"
 # shellcheck disable=SC2046
-if ROMIO_HINTS=$work/abt.hints run_case "lab.abt_rfs_noncontig.np4" 180 "$LAB_MPIEXEC" $(ranks 4) \
-    "$work/bin/rfs_noncontig" "abt:rfs:$rfs0:/abt-noncontig/" "$work/srv0-root/abt-noncontig"; then
+if ROMIO_ABT_STATS=1 run_case "lab.abt_basic.rfs.np4" 300 "$LAB_MPIEXEC" $(ranks 4) \
+    "$work/bin/abt_basic" "abt:rfs:$rfs0:/abt/" -; then
     left=$(for c in $LAB_CLIENTS; do find "$(lab_stage_dir "$c")" -type f; done)
-    if [ -z "$left" ]; then
+    staged=$(grep -cE '/abt/staged: .* [0-9.]*[1-9][0-9.]* MB staged in foreground' \
+        "$LOGDIR/lab.abt_basic.rfs.np4.out")
+    if [ -z "$left" ] && [ "$staged" -gt 0 ]; then
         PASSED=$((PASSED + 1))
-        echo "  PASS lab.abt_stage_dirs_clean"
+        echo "  PASS lab.abt_staged_per_host ($staged ranks staged, nothing left)"
     else
         FAILED=$((FAILED + 1))
-        echo "  FAIL lab.abt_stage_dirs_clean: left $left"
+        echo "  FAIL lab.abt_staged_per_host ($staged ranks staged; left: ${left:-nothing})"
     fi
 fi
 for r in $roots; do mkdir -p "$r/d"; done

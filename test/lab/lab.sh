@@ -136,7 +136,9 @@ lab_up() {
     LAB_HOSTS=${LAB_CLIENTS// /,}
     _lab_launcher
     {
+        echo ". $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../lib.sh"
         echo ". $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lab.sh"
+        echo "PREFIX=${PREFIX:-}"
         declare -p LAB_MPIEXEC LAB_DIR LAB_PREFIX LAB_HEAD LAB_CLIENTS LAB_SERVERS LAB_HOSTS LAB_NSLIST
     } > "$LAB_DIR/lab.env"
     # shellcheck disable=SC2086
@@ -272,10 +274,12 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
         up)
             [ $# -eq 4 ] || { echo "usage: lab.sh up CLIENTS SERVERS RATE|none" >&2; exit 2; }
             LAB_VERBOSE=1
+            PREFIX=${PREFIX:-$(cd "$(dirname "$0")/../.." && pwd)/build/install}
             lab_up "$2" "$3" "$4" || { echo "lab: $LAB_WHY" >&2; exit 1; }
             echo "lab $LAB_PREFIX up: clients $LAB_CLIENTS, servers $LAB_SERVERS, head $LAB_NET.0.1"
-            echo "  . $LAB_DIR/lab.env   # then lab_exec ADDR CMD, lab_mpiexec -hosts \$LAB_HOSTS -n 4 PROG,"
-            echo "                       #      PREFIX=.../build/install; lab_start_rfsd I DIR NAME ..."
+            echo "  . $LAB_DIR/lab.env   # then: lab_start_rfsd I DIR NAME (rfsd on server host I,"
+            echo "     # address:port in \$LAB_RFSD_ADDR:\$RFSD_PORT), lab_exec ADDR CMD (a command on a host),"
+            echo "     # lab_mpiexec -hosts \$LAB_HOSTS -ppn 2 -n 4 PROG ARGS (ranks on the client hosts)"
             echo "  $0 down $LAB_DIR"
             mkdir -p "$LAB_STATE_ROOT" && echo "$LAB_DIR" > "$LAB_STATE_ROOT/$LAB_PREFIX"
             ;;
