@@ -19,7 +19,8 @@ mpich_dir=$2
 PREFIX=$repo/build/install
 . "$here/../lib.sh"
 . "$here/lab.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/rfs-lab.XXXXXX")
+# (the name: `lab.sh down --stale` finds it when this runner was killed)
+work=$(mktemp -d "${TMPDIR:-/tmp}/lab-rl$$-work.XXXXXX")
 LOGDIR=$work/logs
 mkdir -p "$LOGDIR" "$work/bin"
 LAB_REMOVE=$work            # lab_down removes it too

@@ -38,6 +38,9 @@
 #                        lab_mpiexec / lab_exec ...); the lab stays up
 #   lab.sh down [DIR]    tears down that lab (or every lab `lab.sh up` started:
 #                        $LAB_STATE_ROOT lists them; a runner's labs are not there)
+#   lab.sh down --stale  the namespaces of labs whose runner died without teardown
+#                        (SIGKILL): the runner's PID is in the names (and its
+#                        directories: lab-rl<PID>-work.* is a runner's work)
 
 LAB_NET=10.77
 LAB_STATE_ROOT=${LAB_STATE_ROOT:-/run/romio-lab}
@@ -200,6 +203,7 @@ lab_start_rfsd() {
     shift 3
     addr=$(lab_server_addr "$i")
     [ -n "$addr" ] || { echo "lab: no server host $i" >&2; return 1; }
+    # shellcheck disable=SC2034  # the caller's
     LAB_RFSD_ADDR=$addr
     RFSD_WRAP="ip netns exec $(lab_ns "$addr")" \
         start_rfsd "$dir/$name-root" "$dir" "$name" --bind "$addr" "$@"
@@ -284,6 +288,23 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
             mkdir -p "$LAB_STATE_ROOT" && echo "$LAB_DIR" > "$LAB_STATE_ROOT/$LAB_PREFIX"
             ;;
         down)
+            if [ "${2:-}" = --stale ]; then
+                # namespaces of labs whose runner is gone (killed with SIGKILL):
+                # rl<runner's PID><4 hex digits>-<host>
+                for nsn in $(ip netns list | awk '{ print $1 }' | grep -E '^rl[0-9]+[0-9a-f]{4}-'); do
+                    p=${nsn%%-*}; p=${p#rl}; p=${p%????}
+                    kill -0 "$p" 2>/dev/null && continue
+                    # a lab of `lab.sh up` (its command is gone, the lab is in use)
+                    [ -e "$LAB_STATE_ROOT/${nsn%%-*}" ] && continue
+                    pids=$(ip netns pids "$nsn")
+                    # shellcheck disable=SC2086
+                    [ -z "$pids" ] || kill -KILL $pids
+                    echo "lab: removing $nsn (its runner $p is gone)"
+                    ip netns del "$nsn"
+                    rm -rf "${TMPDIR:-/tmp}/lab-rl$p"????.* "${TMPDIR:-/tmp}/lab-rl$p-work".*
+                done
+                exit 0
+            fi
             if [ $# -ge 2 ]; then dirs=$2; else dirs=$(cat "$LAB_STATE_ROOT"/* 2>/dev/null); fi
             for LAB_DIR in $dirs; do
                 [ -f "$LAB_DIR/namespaces" ] || { echo "lab: $LAB_DIR is not a lab" >&2; continue; }
