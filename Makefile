@@ -6,6 +6,8 @@
 #   make check-mpich-io  MPICH's test/mpi/io over rfs: alone (ROMIO_FSTYPE_FORCE=rfs:)
 #   make check-sanitize  unit and integration tests under ASan+UBSan, TSan and valgrind
 #   make check-rdma      the verbs transport and rfsd --rdma over soft-RoCE in a qemu guest
+#   make check-lab       the drivers on a virtual cluster (test/lab/): 4 server hosts, 2 client
+#                        hosts with 2 ranks each, in network namespaces behind shaped links
 #   make check-fuzz      libFuzzer on the protocol decoders, FUZZ_SECONDS each (default 60)
 #   make demo            4 processes write and read a file through rfs: on loopback
 #   make bench           rfs: throughput against a raw TCP stream, same run; then the
@@ -67,7 +69,7 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 
-.PHONY: all deps mpich pnetcdf layering rfsd unit check check-rdma rdma-deps rdma-vm-progs \
+.PHONY: all deps mpich pnetcdf layering rfsd unit check check-lab check-rdma rdma-deps rdma-vm-progs \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll \
         bench-reg \
@@ -136,6 +138,11 @@ pnetcdf: mpich
 # The test command of README.md and CI: every suite runs, one summary line.
 check: layering all unit pnetcdf
 	@bash test/check.sh $(CURDIR) $(MPICH_DIR) $(PNETCDF_DIR)
+
+# The lab (test/lab/lab.sh): servers and ranks on hosts of their own, in
+# network namespaces behind tbf-shaped links (LAB_RATE, default 1gbit).
+check-lab: all
+	@bash test/lab/check.sh $(CURDIR) $(MPICH_DIR)
 
 # MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:) alone; make check
 # runs it too.

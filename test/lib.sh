@@ -180,7 +180,10 @@ run_case() {
     shift 2
     local out="$LOGDIR/$name.out" t0 t1 rc
     t0=$(date +%s.%N)
-    timeout --kill-after=10 "$limit" "$@" < /dev/null > "$out" 2>&1
+    # in the background, waited for: a runner's INT/TERM trap runs at once
+    # (not when the case is over)
+    timeout --kill-after=10 "$limit" "$@" < /dev/null > "$out" 2>&1 &
+    wait $!
     rc=$?
     t1=$(date +%s.%N)
     local secs
