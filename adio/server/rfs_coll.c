@@ -323,7 +323,8 @@ static int execute(struct rfs_coll_table *t, struct coll_call *c, int fd, int ke
     if (!stage)
         return -ENOMEM;
     int rc = fstat(fd, &st) < 0 ? -errno : 0;
-    qsort(c->pieces, c->count, sizeof *c->pieces, by_offset);
+    if (c->count > 1)           /* a call may bring no pieces: qsort(NULL, 0) is undefined */
+        qsort(c->pieces, c->count, sizeof *c->pieces, by_offset);
     for (size_t first = 0, last; rc == 0 && first < c->count; first = last) {
         int64_t end;
         if (c->pieces[first]->len == 0) {
