@@ -69,7 +69,7 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 
-.PHONY: all deps mpich pnetcdf layering rfsd unit check check-lab check-rdma rdma-deps rdma-vm-progs \
+.PHONY: all deps mpich pnetcdf layering rfsd unit check check-lab lab-deps check-rdma rdma-deps rdma-vm-progs \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll \
         bench-reg \
@@ -124,6 +124,9 @@ check-rdma: rdma-deps
 rdma-deps:
 	@bash scripts/install-deps.sh rdma
 
+lab-deps:
+	@bash scripts/install-deps.sh lab
+
 unit: $(addprefix $(FOBJ)/,$(UNIT_TESTS) $(MPI_TESTS))
 
 # adio/ is the MPI-free core that rfsd links too: no MPI or ROMIO header in it
@@ -141,7 +144,7 @@ check: layering all unit pnetcdf
 
 # The lab (test/lab/lab.sh): servers and ranks on hosts of their own, in
 # network namespaces behind tbf-shaped links (LAB_RATE, default 1gbit).
-check-lab: all
+check-lab: all lab-deps
 	@bash test/lab/check.sh $(CURDIR) $(MPICH_DIR)
 
 # MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:) alone; make check

@@ -14,6 +14,10 @@ librdmacm-dev"
 [ "${1:-}" = rdma ] && PACKAGES="$PACKAGES qemu-system-x86 linux-image-amd64 rdma-core
 ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2
 busybox-static kmod"
+# `install-deps.sh lab`: make check-lab's virtual cluster (test/lab/lab.sh:
+# ip netns, veth, bridge and tc tbf from iproute2; kmod's modprobe, through
+# which the kernel loads the veth, bridge and sch_tbf modules on first use)
+[ "${1:-}" = lab ] && PACKAGES="$PACKAGES iproute2 kmod"
 
 missing=""
 for p in $PACKAGES; do
