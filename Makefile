@@ -17,6 +17,8 @@
 #   make bench-rdma      rdma: over 4 servers: naive, data sieving, list and datatype I/O
 #   make bench-coll      rdma: collective I/O: disk-directed vs two-phase vs independent
 #   make bench-reg       registration costs (seed 000 Table 3) on the first verbs device
+#   make bench-lab       rfs: and rdma: on the lab's virtual cluster against iperf3 on the same
+#                        links (LAB_RATE, default 500mbit): docs/bench-lab.md
 
 MPICH_VERSION := 4.0.2
 CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)
@@ -72,7 +74,7 @@ objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 .PHONY: all deps mpich pnetcdf layering rfsd unit check check-lab lab-deps check-rdma rdma-deps rdma-vm-progs \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll \
-        bench-reg \
+        bench-reg bench-lab \
         clean distclean
 .DEFAULT_GOAL := all
 all: mpich rfsd
@@ -176,6 +178,10 @@ bench-rdma: all
 
 bench-coll: all
 	@bash test/bench/coll.sh $(CURDIR)
+
+bench-lab: all
+	@bash scripts/install-deps.sh bench-lab
+	@bash test/bench/lab.sh $(CURDIR) $(or $(LAB_RATE),500mbit)
 
 # Registration costs (seed 000, Table 3) through ibv_reg_mr on the first
 # verbs device: only in the soft-RoCE VM (test/rdma-vm/); elsewhere it says
