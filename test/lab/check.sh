@@ -254,7 +254,7 @@ wait "$restarter" || FAILED=$((FAILED + 1))
 # client host 1's link cut while its ranks hold a lock (rfs:, server host
 # 0) and while they are in a disk-directed write_all (rdma:, servers whose
 # collective calls wait TIMEOUT for a participant); its link slowed to
-# 16 Mbit/s first, so that its data is still on the way at the cut
+# 16 Mbit/s until it is back, so that its data is still on the way at the cut
 cut_host=${LAB_HOSTS#*,} cut_timeout=6
 cut_servers=""
 for i in 0 1 2 3; do
@@ -262,10 +262,10 @@ for i in 0 1 2 3; do
         || { FAILED=$((FAILED + 1)); echo "  FAIL rfsd cut$i on server host $i"; }
     cut_servers="$cut_servers${cut_servers:+,}$LAB_RFSD_ADDR:$RFSD_PORT"
 done
-lab_rate "$cut_host" 16mbit
 for m in lock coll; do
     hs=$work/clientcut-$m
     mkdir -p "$hs"
+    lab_rate "$cut_host" 16mbit
     (
         for _ in $(seq 1 2400); do [ -e "$hs/entered" ] && break; sleep 0.05; done
         [ -e "$hs/entered" ] || exit 0      # the program failed before: run_case counts it
@@ -273,6 +273,7 @@ for m in lock coll; do
         lab_host_link "$cut_host" down && touch "$hs/down"
         for _ in $(seq 1 2400); do [ -e "$hs/checked" ] && break; sleep 0.05; done
         lab_host_link "$cut_host" up
+        lab_rate "$cut_host" "$rate"
     ) &
     cutter=$!
     lab_bg "$cutter"
