@@ -6,6 +6,8 @@
 #     server host 0 (root on tmpfs), against iperf3 from client host 0 to
 #     server host 0 (write) and back (-R, read); at RATE and with those two
 #     links at 2 Gbit/s (where the CPU starts to matter);
+#   - TLS: the same rfs: transfer over TLS with a key against plain rfs:,
+#     those two links at 1 and at 5 Gbit/s;
 #   - rdma: aggregate write and read of 4 ranks on 2 and on 4 client hosts
 #     over N = 1, 2, 4 server hosts (stripe unit 1 MiB and 64 KiB), against
 #     the expected min(N, client hosts) x the link's iperf3.
@@ -119,6 +121,27 @@ for r in "$rate" 2gbit; do
         $((4 << 20)))" || exit 1
     row "$(printf '| %s | write | %.1f | %.1f | %s | %s%% | >= 0.98 |' "$r" "$lw" "$rw" "$(ratio "$rw" "$lw")" "$rc")"
     row "$(printf '| %s | read | %.1f | %.1f | %s | %s%% | >= 0.98 |' "$r" "$lr" "$rr" "$(ratio "$rr" "$lr")" "$rc")"
+done
+
+sec=$work/sec
+make_security_files "$sec" "${servs[0]}" || exit 1
+lab_start_rfsd 0 "$work" tls --keys "$sec/keys" --tls-cert "$sec/ca.crt" \
+    --tls-key "$sec/server.key" || exit 1
+tls="rfs:$LAB_RFSD_ADDR:$RFSD_PORT:/tls-bench"
+row ""
+row "### TLS (AES-GCM, a key) against plain rfs: (the same transfer)"
+row ""
+row "| link | plain write | TLS write | ratio | plain read | TLS read | ratio | CPU plain / TLS | goal |"
+row "|---|---|---|---|---|---|---|---|---|"
+for r in 1gbit 5gbit; do
+    lab_rate "${clients[0]}" "$r" && lab_rate "${servs[0]}" "$r" || exit 1
+    read -r pw pr pc <<< "$(bench "rfs:${srv%%,*}:/rfs-bench" "${clients[0]}" 1 1 $((256 << 20)) \
+        $((4 << 20)))" || exit 1
+    read -r tw tr tc <<< "$(bench "$tls" "${clients[0]}" 1 1 $((256 << 20)) $((4 << 20)) \
+        ROMIO_RFS_TRANSPORT=tls ROMIO_RFS_KEY_FILE="$sec/good.key" ROMIO_RFS_TLS_CA="$sec/ca.crt")" \
+        || exit 1
+    row "$(printf '| %s | %.1f | %.1f | %s | %.1f | %.1f | %s | %s%% / %s%% | >= 0.9 |' "$r" "$pw" "$tw" \
+        "$(ratio "$tw" "$pw")" "$pr" "$tr" "$(ratio "$tr" "$pr")" "$pc" "$tc")"
 done
 lab_rate "${clients[0]}" "$rate" && lab_rate "${servs[0]}" "$rate" || exit 1
 link_w=$(printf '%.1f' "$link_w")
