@@ -17,6 +17,8 @@
 #   make bench-rdma      rdma: over 4 servers: naive, data sieving, list and datatype I/O
 #   make bench-coll      rdma: collective I/O: disk-directed vs two-phase vs independent
 #   make bench-reg       registration costs (seed 000 Table 3) on the first verbs device
+#   make bench-lab       rfs: and rdma: on the lab's virtual cluster against iperf3 on the same
+#                        links (LAB_RATE, default 500mbit): docs/bench-lab.md
 
 MPICH_VERSION := 4.0.2
 CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)
@@ -69,10 +71,10 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 
-.PHONY: all deps mpich pnetcdf layering rfsd unit check check-lab check-rdma rdma-deps rdma-vm-progs \
+.PHONY: all deps mpich pnetcdf layering rfsd unit check check-lab lab-deps check-rdma rdma-deps rdma-vm-progs \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll \
-        bench-reg \
+        bench-reg bench-lab \
         clean distclean
 .DEFAULT_GOAL := all
 all: mpich rfsd
@@ -124,6 +126,9 @@ check-rdma: rdma-deps
 rdma-deps:
 	@bash scripts/install-deps.sh rdma
 
+lab-deps:
+	@bash scripts/install-deps.sh lab
+
 unit: $(addprefix $(FOBJ)/,$(UNIT_TESTS) $(MPI_TESTS))
 
 # adio/ is the MPI-free core that rfsd links too: no MPI or ROMIO header in it
@@ -141,7 +146,7 @@ check: layering all unit pnetcdf
 
 # The lab (test/lab/lab.sh): servers and ranks on hosts of their own, in
 # network namespaces behind tbf-shaped links (LAB_RATE, default 1gbit).
-check-lab: all
+check-lab: all lab-deps
 	@bash test/lab/check.sh $(CURDIR) $(MPICH_DIR)
 
 # MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:) alone; make check
@@ -173,6 +178,10 @@ bench-rdma: all
 
 bench-coll: all
 	@bash test/bench/coll.sh $(CURDIR)
+
+bench-lab: all
+	@bash scripts/install-deps.sh bench-lab
+	@bash test/bench/lab.sh $(CURDIR) $(or $(LAB_RATE),500mbit)
 
 # Registration costs (seed 000, Table 3) through ibv_reg_mr on the first
 # verbs device: only in the soft-RoCE VM (test/rdma-vm/); elsewhere it says

@@ -14,6 +14,13 @@ librdmacm-dev"
 [ "${1:-}" = rdma ] && PACKAGES="$PACKAGES qemu-system-x86 linux-image-amd64 rdma-core
 ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2
 busybox-static kmod"
+# `install-deps.sh lab`: make check-lab's virtual cluster (test/lab/lab.sh:
+# ip netns, veth, bridge and tc tbf from iproute2; kmod's modprobe, through
+# which the kernel loads the veth, bridge and sch_tbf modules on first use)
+[ "${1:-}" = lab ] && PACKAGES="$PACKAGES iproute2 kmod"
+# `install-deps.sh bench-lab`: the lab, iperf3 (the links' baseline) and
+# gnuplot (make bench-lab's plot)
+[ "${1:-}" = bench-lab ] && PACKAGES="$PACKAGES iproute2 kmod iperf3 gnuplot-nox"
 
 missing=""
 for p in $PACKAGES; do

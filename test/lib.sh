@@ -60,13 +60,15 @@ start_rdma_servers() {
     done
 }
 
-# make_security_files DIR: what rfs_security and bench-tls use. The server's
-# key file DIR/keys (alice, and reader read-only), the clients' good.key,
-# wrong.key (alice with another secret) and ro.key, all mode 600; a
-# self-signed certificate for 127.0.0.1 (ca.crt, server.key) and another
-# one (other.crt).
+# make_security_files DIR [ADDR...]: what rfs_security and bench-tls use. The
+# server's key file DIR/keys (alice, and reader read-only), the clients'
+# good.key, wrong.key (alice with another secret) and ro.key, all mode 600;
+# a self-signed certificate for the ADDRs (default 127.0.0.1: ca.crt,
+# server.key) and another one (other.crt).
 make_security_files() {
-    local d=$1 alice reader wrong
+    local d=$1 alice reader wrong san="" a
+    shift
+    for a in "${@:-127.0.0.1}"; do san="$san${san:+,}IP:$a"; done
     mkdir -p "$d"
     alice=$(openssl rand -hex 32) reader=$(openssl rand -hex 16) wrong=$(openssl rand -hex 32)
     (
@@ -79,7 +81,7 @@ make_security_files() {
     local name
     for name in ca other; do
         openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-            -subj "/CN=rfsd-test-$name" -addext subjectAltName=IP:127.0.0.1 \
+            -subj "/CN=rfsd-test-$name" -addext "subjectAltName=$san" \
             -keyout "$d/$name.key" -out "$d/$name.crt" 2> /dev/null || return 1
     done
     mv "$d/ca.key" "$d/server.key"
@@ -155,6 +157,28 @@ stop_rfsd() {
     echo "  FAIL rfsd $pid${log:+ ($log)}: $why"
     [ -z "$log" ] || grep -vE 'rfsd\[[0-9]+\] (info|debug)' "$log" | tail -30 | sed 's/^/       | /'
     return 1
+}
+
+# rfsd_restarter HS START...: kills rfsd $RFSD_PID (SIGKILL) once HS/synced
+# exists, starts it again with START... (a start_rfsd command on the same
+# port and root: the old process may hold the port an instant longer, so it
+# is retried), makes HS/restarted; stops the new server once HS/over exists,
+# with stop_rfsd's verdict as its status. Run in the background: the new
+# server is its child.
+rfsd_restarter() {
+    local hs=$1 i
+    shift
+    for i in $(seq 1 1200); do [ -e "$hs/synced" ] && break; sleep 0.05; done
+    [ -e "$hs/synced" ] || return 0     # the test failed before: run_case counts it
+    kill -KILL "$RFSD_PID"
+    RFSD_PIDS=""
+    for i in $(seq 1 100); do
+        "$@" 2>/dev/null && break
+        sleep 0.1
+    done
+    touch "$hs/restarted"
+    while [ ! -e "$hs/over" ]; do sleep 0.05; done
+    stop_all_rfsd
 }
 
 # Every server still running, each with stop_rfsd; 1 if any failed.

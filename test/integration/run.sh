@@ -177,22 +177,7 @@ mkdir -p "$hs"
 start_rfsd "$work/restart-root" "$work" restart || exit 1
 restart_port=$RFSD_PORT
 rfsd_killed "$RFSD_PID"
-# The restarted server is the supervisor's child: the supervisor stops it
-# when the test is over and exits with stop_rfsd's verdict.
-(
-    for _ in $(seq 1 1200); do [ -e "$hs/synced" ] && break; sleep 0.05; done
-    [ -e "$hs/synced" ] || exit 0       # the test failed before: run_case counts it
-    kill -KILL "$RFSD_PID"
-    RFSD_PIDS=""
-    for _ in $(seq 1 100); do
-        start_rfsd "$work/restart-root" "$work" restarted --port "$restart_port" 2>/dev/null \
-            && break
-        sleep 0.1
-    done
-    touch "$hs/restarted"
-    while [ ! -e "$hs/over" ]; do sleep 0.05; done
-    stop_all_rfsd
-) &
+rfsd_restarter "$hs" start_rfsd "$work/restart-root" "$work" restarted --port "$restart_port" &
 supervisor=$!
 run_case "rfs_restart.np2" 120 $mpiexec -n 2 "$work/bin/rfs_restart" 127.0.0.1 "$restart_port" \
     "$work/restart-root" "$hs"

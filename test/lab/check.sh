@@ -6,9 +6,15 @@
 #   - rfs_noncontig (rfs:, one server host) and rdma_basic (rdma:, four),
 #     every byte's place checked in the servers' roots; abt_basic over
 #     abt:rfs:, staging into each client host's own directory;
-#   - ROMIO's test suite over rfs: and over rdma: (disk-directed), ranks on
-#     both client hosts;
-#   - a server host's link down in the middle of a rdma: write.
+#   - ROMIO's test suite over rfs: and over rdma: (disk-directed and
+#     two-phase), ranks on both client hosts;
+#   - abt_basic over abt:rfs: to a server host behind a 50 Mbit/s link;
+#   - TLS with keys: rfs_security over rfs: and rdma:, the certificate
+#     naming the server hosts' addresses;
+#   - faults: a server host's link down in the middle of a rdma: write; a
+#     server host's rfsd killed and restarted (rfs_restart); a client
+#     host's link cut while it holds a lock (rfs:) and while its ranks are
+#     in a disk-directed collective (rdma:).
 # Not root, or no namespaces: everything is skipped, with the reason.
 # Ends with "N passed, N failed, N skipped".
 #   check.sh REPO MPICH_DIR
@@ -44,19 +50,20 @@ ranks() {       # -n N with the ranks spread over both client hosts
 }
 
 mpicc="$PREFIX/bin/mpicc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2"
-for t in lab_where lab_linkfault; do
+for t in lab_where lab_linkfault lab_clientcut; do
     $mpicc -o "$work/bin/$t" "$here/$t.c" || { echo "  FAIL cannot build $t"; FAILED=$((FAILED + 1)); }
 done
-for t in rfs_noncontig abt_basic; do
+for t in rfs_noncontig abt_basic rfs_restart rfs_security; do
     $mpicc -o "$work/bin/$t" "$here/../integration/$t.c" \
         || { echo "  FAIL cannot build $t"; FAILED=$((FAILED + 1)); }
 done
 $mpicc -I"$repo/adio" -o "$work/bin/rdma_basic" "$here/../integration/rdma_basic.c" \
     "$repo/adio/stripe/stripe.c" || { echo "  FAIL cannot build rdma_basic"; FAILED=$((FAILED + 1)); }
 
-# bytes sent by the head's end of client host 0's link (toward the host)
+# bytes sent by the head's end of a host's link toward the host (default:
+# client host 0)
 link_bytes() {
-    ip -n "$LAB_HEAD" -s -j link show vc0 | python3 -c \
+    ip -n "$LAB_HEAD" -s -j link show "$(lab_link_end "${1:-${LAB_CLIENTS%% *}}")" | python3 -c \
         'import json, sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["bytes"])'
 }
 
@@ -118,12 +125,16 @@ lab_bg $!
 wait $!
 # the suite's list and skips, from its runner
 eval "$(sed -n '/^TESTS="/,/^"$/p; /^SKIPS="/,/^"$/p' "$here/../romio/run.sh")"
-printf 'striping_unit 65536\nrdma_io_method list\nrdma_coll disk_directed\n' > "$work/rdma-dd.hints"
-for mode in rfs rdma-dd; do
+for coll in disk_directed two_phase; do
+    printf 'striping_unit 65536\nrdma_io_method list\nrdma_coll %s\n' $coll > "$work/rdma-$coll.hints"
+done
+for mode in rfs rdma-dd rdma-tp; do
     case $mode in
         rfs) base="rfs:$rfs0:/romio-rfs" dirs=$work/srv0-root/romio-rfs hints=/dev/null ;;
-        rdma-dd) base="rdma:/romio-rdma" dirs="" hints=$work/rdma-dd.hints
-                 for r in $roots; do dirs="$dirs $r/romio-rdma"; done ;;
+        rdma-dd|rdma-tp)
+            base="rdma:/romio-$mode" dirs="" hints=$work/rdma-disk_directed.hints
+            [ $mode = rdma-dd ] || hints=$work/rdma-two_phase.hints
+            for r in $roots; do dirs="$dirs $r/romio-$mode"; done ;;
     esac
     while read -r name np args; do
         [ -n "$name" ] || continue
@@ -149,6 +160,57 @@ for mode in rfs rdma-dd; do
     done <<< "$TESTS"
 done
 
+echo "lab: abt:rfs: over a 50 Mbit/s link (server host 3)"
+# abt_basic's data checks with its writes in flight for seconds; the link's
+# counters, sampled each second, say it carried the data at its 50 Mbit/s
+# and no faster
+slow=$(lab_server_addr 3)
+lab_rate "$slow" 50mbit
+mkdir -p "$work/srv3-root/abt-slow"
+while :; do echo "$(date +%s.%N) $(link_bytes "$slow")"; sleep 1; done > "$work/slow.samples" &
+sampler=$!
+lab_bg "$sampler"
+# shellcheck disable=SC2046
+if run_case "lab.abt_basic.rfs.50mbit.np2" 300 "$LAB_MPIEXEC" $(ranks 2) "$work/bin/abt_basic" \
+    "abt:rfs:${servers##*,}:/abt-slow/" -; then
+    kill "$sampler"
+    # MiB carried, the fastest second (Mbit/s)
+    read -r mb peak < <(awk 'NR == 1 { b0 = $2 }
+        NR > 1 { r = ($2 - b) * 8 / ($1 - t) / 1e6; if (r > max) max = r }
+        { t = $1; b = $2 } END { printf "%d %.0f\n", (b - b0) / 1048576, max }' "$work/slow.samples")
+    if [ "$mb" -ge 16 ] && [ "$peak" -le 55 ] && [ "$peak" -ge 30 ]; then
+        PASSED=$((PASSED + 1))
+        echo "  PASS lab.abt_slow_link ($mb MiB to server host 3, at most $peak Mbit/s)"
+    else
+        FAILED=$((FAILED + 1))
+        echo "  FAIL lab.abt_slow_link ($mb MiB to server host 3, at most $peak Mbit/s: not the 50 Mbit/s link's bound)"
+    fi
+fi
+kill "$sampler" 2>/dev/null
+lab_rate "$slow" "$rate"
+
+echo "lab: TLS with keys, the certificate naming the server hosts"
+sec=$work/sec
+# shellcheck disable=SC2086
+if make_security_files "$sec" $LAB_SERVERS; then
+    tls_servers=""
+    for i in 0 1 2 3; do
+        mkdir -p "$work/tls$i-root"
+        lab_start_rfsd "$i" "$work" "tls$i" --keys "$sec/keys" --tls-cert "$sec/ca.crt" \
+            --tls-key "$sec/server.key" || { FAILED=$((FAILED + 1)); echo "  FAIL TLS rfsd on server host $i"; }
+        tls_servers="$tls_servers${tls_servers:+,}$LAB_RFSD_ADDR:$RFSD_PORT"
+    done
+    # shellcheck disable=SC2046
+    run_case "lab.rfs_security.tls.np4" 120 "$LAB_MPIEXEC" $(ranks 4) "$work/bin/rfs_security" \
+        "rfs:${tls_servers%%,*}:/" "$sec" tls
+    # shellcheck disable=SC2046
+    ROMIO_RDMA_SERVERS=$tls_servers run_case "lab.rfs_security.rdma.tls.np4" 120 "$LAB_MPIEXEC" \
+        $(ranks 4) "$work/bin/rfs_security" "rdma:/" "$sec" tls
+else
+    FAILED=$((FAILED + 1))
+    echo "  FAIL lab.rfs_security (cannot make keys and certificates with openssl)"
+fi
+
 echo "lab: faults"
 # server host 1's link down while a rdma: write runs; back when the
 # program has checked the errors
@@ -172,6 +234,59 @@ wait "$cutter"
 lab_link 1 up 2>/dev/null
 
 grep MPI_ERR_IO "$LOGDIR/lab.rdma_link_down.np1.out" | sed "s/^/       | /"
+
+# rfsd on server host 2 killed (SIGKILL) and restarted on the same port
+# and root while the file is open (rfs_restart: MPI_ERR_IO, then a new open
+# finds every synced byte)
+hs=$work/restart
+mkdir -p "$hs"
+lab_start_rfsd 2 "$work" restart || { FAILED=$((FAILED + 1)); echo "  FAIL rfsd restart on server host 2"; }
+rfsd_killed "$RFSD_PID"
+rfsd_restarter "$hs" lab_start_rfsd 2 "$work" restart --port "$RFSD_PORT" &
+restarter=$!
+lab_bg "$restarter"
+# shellcheck disable=SC2046
+run_case "lab.rfs_restart.np4" 120 "$LAB_MPIEXEC" $(ranks 4) "$work/bin/rfs_restart" \
+    "$LAB_RFSD_ADDR" "$RFSD_PORT" "$work/restart-root" "$hs"
+touch "$hs/over"
+wait "$restarter" || FAILED=$((FAILED + 1))
+
+# client host 1's link cut while its ranks hold a lock (rfs:, server host
+# 0) and while they are in a disk-directed write_all (rdma:, servers whose
+# collective calls wait TIMEOUT for a participant); its link slowed to
+# 16 Mbit/s until it is back, so that its data is still on the way at the cut
+cut_host=${LAB_HOSTS#*,} cut_timeout=6
+cut_servers=""
+for i in 0 1 2 3; do
+    lab_start_rfsd "$i" "$work" "cut$i" --coll-timeout "$cut_timeout" \
+        || { FAILED=$((FAILED + 1)); echo "  FAIL rfsd cut$i on server host $i"; }
+    cut_servers="$cut_servers${cut_servers:+,}$LAB_RFSD_ADDR:$RFSD_PORT"
+done
+for m in lock coll; do
+    hs=$work/clientcut-$m
+    mkdir -p "$hs"
+    lab_rate "$cut_host" 16mbit
+    (
+        for _ in $(seq 1 2400); do [ -e "$hs/entered" ] && break; sleep 0.05; done
+        [ -e "$hs/entered" ] || exit 0      # the program failed before: run_case counts it
+        sleep 1.5
+        lab_host_link "$cut_host" down && touch "$hs/down"
+        for _ in $(seq 1 2400); do [ -e "$hs/checked" ] && break; sleep 0.05; done
+        lab_host_link "$cut_host" up
+        lab_rate "$cut_host" "$rate"
+    ) &
+    cutter=$!
+    lab_bg "$cutter"
+    case $m in lock) prefix="rfs:$rfs0:/" ;; coll) prefix="rdma:/" ;; esac
+    # shellcheck disable=SC2046
+    ROMIO_RDMA_SERVERS=$cut_servers run_case "lab.client_link_cut.$m.np4" 180 "$LAB_MPIEXEC" \
+        $(ranks 4) "$work/bin/lab_clientcut" "$m" "$prefix" "$hs" "$cut_host" "$cut_timeout"
+    touch "$hs/checked"
+    wait "$cutter"
+    lab_host_link "$cut_host" up 2>/dev/null
+    grep -E "after [0-9.]+ s" "$LOGDIR/lab.client_link_cut.$m.np4.out" | sed "s/^/       | /"
+done
+lab_rate "$cut_host" "$rate"
 stop_all_rfsd
 summary
 [ "$FAILED" -eq 0 ]

@@ -28,6 +28,9 @@
 #                        by start_rfsd of test/lib.sh (stopped by PID);
 #                        sets RFSD_PORT, RFSD_PID, LAB_RFSD_ADDR
 #   lab_link I up|down   server host I's link (both ends)
+#   lab_host_link ADDR up|down   any host's link (both ends)
+#   lab_rate ADDR RATE   a host's link shaped anew to RATE (both ends)
+#   lab_link_end ADDR    the head's end of a host's link (its counters)
 #   lab_stage_dir ADDR   a client host's own TMPDIR, so abt:'s stage directory
 #                        (ranks get it, and LAB_HOST, from the launcher)
 #   lab_bg PID           a helper process of the runner, killed at teardown
@@ -209,13 +212,31 @@ lab_start_rfsd() {
         start_rfsd "$dir/$name-root" "$dir" "$name" --bind "$addr" "$@"
 }
 
+# The head's end of a host's link: v<host name> (vc0, vs1, ...)
+lab_link_end() {
+    local ns
+    ns=$(lab_ns "$1")
+    echo "v${ns#"$LAB_PREFIX"-}"
+}
+
+# lab_host_link ADDR up|down: a host's link, both ends
+lab_host_link() {
+    ip -n "$(lab_ns "$1")" link set eth0 "$2" &&
+        ip -n "$LAB_HEAD" link set "$(lab_link_end "$1")" "$2"
+}
+
 # lab_link I up|down: server host I's link, both ends
 lab_link() {
-    local addr name
-    addr=$(lab_server_addr "$1")
-    name=${addr##*.}
-    ip -n "$(lab_ns "$addr")" link set eth0 "$2" &&
-        ip -n "$LAB_HEAD" link set "vs$((name - 1))" "$2"
+    lab_host_link "$(lab_server_addr "$1")" "$2"
+}
+
+# lab_rate ADDR RATE: a host's link shaped anew, both ends (RATE as for lab_up)
+lab_rate() {
+    local ns end
+    ns=$(lab_ns "$1") end=$(lab_link_end "$1")
+    ip netns exec "$ns" tc qdisc del dev eth0 root 2>/dev/null
+    ip netns exec "$LAB_HEAD" tc qdisc del dev "$end" root 2>/dev/null
+    _lab_shape "$ns" eth0 "$2" && _lab_shape "$LAB_HEAD" "$end" "$2"
 }
 
 # lab_bg PID: a background helper of the runner (not in a namespace), killed by lab_down

@@ -11,48 +11,19 @@
  * DIR/checked, the runner DIR/down (link down) and DIR/up (link back).
  *   lab_linkfault PREFIX DIR TIMEOUT
  */
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "../integration/itest.h"
+#include "lab_handshake.h"
 
 #define UNIT 65536
 #define SIZE (64 * UNIT)        /* 4 MiB: 16 units per server */
 
 static const char *dir;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void mark(const char *name)
-{
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    CHECK(f != NULL, "cannot make %s", p);
-    fclose(f);
-}
-
-static void await(const char *name)
-{
-    char p[4096];
-    struct stat st;
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    while (stat(p, &st) != 0)
-        usleep(20000);
-}
-
 static double limit;
 
 /* The call failed with MPI_ERR_IO naming server 1, in time. */
 static void expect_cut(int rc, double t0, const char *what)
 {
-    double took = now() - t0;
+    double took = lab_now() - t0;
     int class = MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
         MPI_Error_class(rc, &class);
@@ -95,17 +66,14 @@ int main(int argc, char **argv)
     pattern_fill(data, SIZE, 0, 7);
     CHECK_MPI(MPI_File_write_at(fh, 0, data, SIZE, MPI_BYTE, &st));
     CHECK_MPI(MPI_File_sync(fh));
-    mark("synced");
+    lab_mark(dir, "synced");
 
     /* the same bytes again and again until the link goes down */
     double t0;
     int rc, writes = 0;
-    struct stat sb;
-    char down[4096];
-    snprintf(down, sizeof down, "%s/down", dir);
     for (;;) {
-        int cut = stat(down, &sb) == 0;
-        t0 = now();
+        int cut = lab_exists(dir, "down");
+        t0 = lab_now();
         rc = MPI_File_write_at(fh, 0, data, SIZE, MPI_BYTE, &st);
         if (rc != MPI_SUCCESS || cut)
             break;
@@ -114,7 +82,7 @@ int main(int argc, char **argv)
     }
     printf("%d writes before the cut\n", writes);
     expect_cut(rc, t0, "the write when the link went down");
-    t0 = now();
+    t0 = lab_now();
     expect_cut(MPI_File_read_at(fh, UNIT, back, UNIT, MPI_BYTE, &st), t0,
                "read of server 1's stripe");
     /* stripes 0, 2, 3 live on the other servers */
@@ -123,17 +91,17 @@ int main(int argc, char **argv)
         CHECK(pattern_check(back, UNIT, (uint64_t) s * UNIT, 7) < 0,
               "stripe %d differs after server 1's link went down", s);
     }
-    t0 = now();
+    t0 = lab_now();
     expect_cut(MPI_File_write_at(fh, 0, data, SIZE, MPI_BYTE, &st), t0, "write across all");
-    t0 = now();
+    t0 = lab_now();
     expect_cut(MPI_File_get_size(fh, &size), t0, "get_size");
-    t0 = now();
+    t0 = lab_now();
     expect_cut(MPI_File_sync(fh), t0, "sync");
-    t0 = now();
+    t0 = lab_now();
     expect_cut(MPI_File_close(&fh), t0, "close");
-    mark("checked");
+    lab_mark(dir, "checked");
 
-    await("up");
+    lab_await(dir, "up");
     fh = open_file(argv[1], "after", argv[3]);
     CHECK_MPI(MPI_File_write_at(fh, 0, data, SIZE, MPI_BYTE, &st));
     memset(back, 0, SIZE);
