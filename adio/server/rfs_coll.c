@@ -424,6 +424,18 @@ int rfs_coll_run(struct rfs_coll_table *t, const struct rfs_coll_key *key, int f
     return rc;
 }
 
+/* The step at which `rank` is answered: participants are taken in
+ * ascending rank order, from position server_index mod parts on. The
+ * ranks need not be 0..parts-1 (only the processes with data on this
+ * server take part), so the position is counted among those that came. */
+static uint32_t reply_step(const struct coll_call *c, uint32_t rank, uint32_t server_index)
+{
+    uint32_t below = 0;
+    for (uint32_t i = 0; i < c->arrived; i++)
+        below += c->arrival[i] < rank;
+    return (below + c->parts - server_index % c->parts) % c->parts;
+}
+
 void rfs_coll_wait_turn(struct rfs_coll_table *t, const struct rfs_coll_key *key,
                         uint32_t server_index, int timeout_ms)
 {
@@ -431,7 +443,7 @@ void rfs_coll_wait_turn(struct rfs_coll_table *t, const struct rfs_coll_key *key
     deadline(&until, timeout_ms);
     pthread_mutex_lock(&t->mu);
     struct coll_call *c = find_call(t, key);
-    uint32_t step = c ? (key->rank + c->parts - server_index % c->parts) % c->parts : 0;
+    uint32_t step = c ? reply_step(c, key->rank, server_index) : 0;
     while (c && c->status == 0 && c->turn < step)
         if (pthread_cond_timedwait(&c->cv, &t->mu, &until) == ETIMEDOUT)
             break;
