@@ -13,9 +13,12 @@
  *
  * The servers count participants: a call is `rounds` rounds of at most
  * STRIPE_CHUNK data bytes each, the same number on every process (the
- * largest request decides), and a process with less data sends empty
- * rounds, so every server hears from every process in every round.
+ * largest request decides). In every round the processes agree (one
+ * MPI_Allreduce) how many of them have data on each server, and only those
+ * send it a request: a server waits for no process that has nothing for
+ * it, and hears nothing of a round nobody has data for there.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/random.h>
 
@@ -44,6 +47,14 @@ static int dd_move(ADIO_File fd, const struct dtype *file, char *data, int64_t n
             break;                      /* end of file */
     }
     return rc;
+}
+
+/* stripe_coll's agreement: the processes with data on each server. */
+static int dd_agree(void *arg, const uint32_t *has, uint32_t *parts, uint32_t n)
+{
+    ADIO_File fd = arg;
+    int rc = MPI_Allreduce(has, parts, (int) n, MPI_UINT32_T, MPI_SUM, fd->comm);
+    return rc == MPI_SUCCESS ? 0 : -EIO;
 }
 
 static const struct dtype_view_ops dd_ops = {
@@ -103,19 +114,19 @@ static void disk_directed(ADIO_File fd, void *buf, int count, MPI_Datatype datat
                           int is_write, int64_t rounds, int *error_code)
 {
     ADIOI_RDMA_File *f = fd->fs_ptr;
-    int rank, nprocs;
+    int rank;
     MPI_Comm_rank(fd->comm, &rank);
-    MPI_Comm_size(fd->comm, &nprocs);
     f->coll_now = (struct stripe_coll) {
-        .group = f->coll_group, .call = f->coll_next, .parts = (uint32_t) nprocs,
-        .rank = (uint32_t) rank, .keep = f->coll_keep
+        .group = f->coll_group, .call = f->coll_next, .rank = (uint32_t) rank,
+        .keep = f->coll_keep, .agree = dd_agree, .agree_arg = fd
     };
     f->coll_rounds_done = 0;
     f->coll_next += (uint64_t) rounds;
     dtype_view_strided_io(fd, buf, count, datatype, file_ptr_type, offset, status, is_write,
                           &dd_ops, error_code);
     /* Rounds this process had no data for (or did not get to after an
-     * error or the end of the file): the servers wait for every process. */
+     * error or the end of the file): it still takes part in their
+     * agreements, saying it has nothing. */
     struct stripe_view none = { .type = NULL, .disp = (uint64_t) fd->disp };
     while (f->coll_rounds_done < (uint64_t) rounds) {
         struct stripe_coll round = f->coll_now;

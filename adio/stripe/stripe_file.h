@@ -139,18 +139,29 @@ int stripe_iov_io(struct stripe_file *f, enum stripe_method method,
 /*
  * One round of a disk-directed collective call (seed 003; rfs_coll.h on
  * the server): this participant's data [pos, pos + len) of the view, at
- * most STRIPE_CHUNK bytes and possibly none, goes to every server in one
- * request behind a COLL, so that each server waits for all `parts`
- * participants and moves the merged, sorted pieces at once. Every
- * participant calls it the same number of times with the same `call`.
- * The sends follow the decentralised schedule: object (rank + j) mod n at
- * step j. *moved as for stripe_io.
+ * most STRIPE_CHUNK bytes and possibly none. The participants first agree
+ * how many of them have data on each object (agree: every participant
+ * calls it once in every round, with nothing where it has no data or
+ * failed); then each sends its share to every object it has data on, in
+ * one request behind a COLL that names that count, so that the server
+ * waits for exactly those and moves the merged, sorted pieces at once. A
+ * server nobody has data on hears nothing of the round. Every participant
+ * calls stripe_coll_io the same number of times with the same `call`. The
+ * sends follow the decentralised schedule: object (rank + j) mod n at step
+ * j. *moved as for stripe_io.
  */
+/* has[o] nonzero: this participant has data for object o; parts[o] gets
+ * how many participants have. 0 or a negative errno. */
+typedef int (*stripe_coll_agree_fn)(void *arg, const uint32_t *has, uint32_t *parts,
+                                    uint32_t n);
+
 struct stripe_coll {
     uint64_t group;             /* the file's collective group, alike on every process */
     uint64_t call;              /* this round's number in the group */
-    uint32_t parts, rank;
+    uint32_t rank;              /* distinct for every participant */
     int keep;                   /* the servers keep the round's data hot */
+    stripe_coll_agree_fn agree;
+    void *agree_arg;
 };
 
 int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
