@@ -544,15 +544,15 @@ static void *coll_participant(void *arg)
     return NULL;
 }
 
-/* Round 0: first_len bytes from every participant (0: all of data[0]);
- * round 1: all of data[1] from rank 0 alone. */
+/* Round 0: first_len[rank] bytes from each participant (first_len NULL:
+ * all of data[0]); round 1: all of data[1] from rank 0 alone. */
 static void coll_run(struct participant *p, uint64_t call, int is_write, int keep, int round,
-                     uint64_t first_len)
+                     const uint64_t *first_len)
 {
     pthread_barrier_init(&agree_barrier, NULL, COLL_PARTS);
     for (int i = 0; i < COLL_PARTS; i++) {
         p[i].rank = i;
-        p[i].len[0] = first_len ? first_len : sizeof p[i].data[0];
+        p[i].len[0] = first_len ? first_len[i] : sizeof p[i].data[0];
         p[i].len[1] = i == 0 ? sizeof p[i].data[1] : 0;
         p[i].round = round;
         p[i].call = call;
@@ -594,14 +594,14 @@ static void test_collective_rounds(void **state)
     coll_stats(&s0);
     /* round 0: 120000 bytes, 400 runs of 300 bytes from 4 participants:
      * once sorted, one access per server */
-    coll_run(w, 10, 1, 0, 0, 0);
+    coll_run(w, 10, 1, 0, 0, NULL);
     coll_stats(&s1);
     assert_int_equal(s1.calls - s0.calls, NSERVERS);
     assert_int_equal(s1.accesses - s0.accesses, NSERVERS);
     for (int i = 0; i < COLL_PARTS; i++)
         assert_int_equal(w[i].coll_requests, NSERVERS);
     /* round 1: rank 0 alone has data, and alone sends requests */
-    coll_run(w, 11, 1, 0, 1, 0);
+    coll_run(w, 11, 1, 0, 1, NULL);
     coll_stats(&s0);
     assert_int_equal(s0.calls - s1.calls, NSERVERS);
     assert_true(s0.accesses - s1.accesses >= 100);
@@ -610,11 +610,11 @@ static void test_collective_rounds(void **state)
         assert_int_equal(w[i].coll_requests, 0);
     s1 = s0;
 
-    coll_run(r, 20, 0, 1, -1, 0);
+    coll_run(r, 20, 0, 1, -1, NULL);
     for (int i = 0; i < COLL_PARTS; i++)
         assert_memory_equal(r[i].data[0], w[i].data[0], sizeof w[i].data[0]);
     assert_memory_equal(r[0].data[1], w[0].data[1], sizeof w[0].data[1]);
-    coll_run(r, 30, 0, 1, -1, 0);
+    coll_run(r, 30, 0, 1, -1, NULL);
     coll_stats(&s2);
     assert_int_equal(s2.cache_hits - s1.cache_hits, 2 * NSERVERS);     /* both rounds */
     for (int i = 0; i < COLL_PARTS; i++)
@@ -624,11 +624,14 @@ static void test_collective_rounds(void **state)
 /* Issue 21: a collective read whose data all lies on one server (each
  * participant's first 300 bytes, within the first stripe unit) is one
  * call on that server, and every participant sends one request, to it:
- * the other servers hear nothing and nobody waits for them. */
+ * the other servers hear nothing and nobody waits for them. Then ranks 1
+ * and 3 alone read: a call of two participants whose ranks are not 0, 1. */
 static void test_collective_read_on_one_server(void **state)
 {
     (void) state;
     static struct participant w[COLL_PARTS], r[COLL_PARTS];
+    static const uint64_t all[COLL_PARTS] = { 300, 300, 300, 300 };
+    static const uint64_t odd[COLL_PARTS] = { 0, 300, 0, 300 };
     struct rfs_coll_stats s0, s1;
     if (getenv("UNIT_UNDER_VALGRIND"))
         skip_because("valgrind stops every thread while one waits in F_OFD_SETLKW "
@@ -636,15 +639,23 @@ static void test_collective_read_on_one_server(void **state)
     coll_group = 0x2121;
     for (int i = 0; i < COLL_PARTS; i++)
         fill_random(w[i].data[0], 300, (unsigned) (100 + i));
-    coll_run(w, 10, 1, 0, 0, 300);
+    coll_run(w, 10, 1, 0, 0, all);
     coll_stats(&s0);
-    coll_run(r, 20, 0, 0, 0, 300);
+    coll_run(r, 20, 0, 0, 0, all);
     coll_stats(&s1);
     assert_int_equal(s1.calls - s0.calls, 1);
     assert_int_equal(s1.accesses - s0.accesses, 1);     /* the 4 pieces merged */
     for (int i = 0; i < COLL_PARTS; i++) {
         assert_int_equal(r[i].coll_requests, 1);
         assert_memory_equal(r[i].data[0], w[i].data[0], 300);
+    }
+    memset(r, 0, sizeof r);
+    coll_run(r, 30, 0, 0, 0, odd);
+    coll_stats(&s0);
+    assert_int_equal(s0.calls - s1.calls, 1);
+    for (int i = 0; i < COLL_PARTS; i++) {
+        assert_int_equal(r[i].coll_requests, (uint64_t) (i % 2));
+        assert_memory_equal(r[i].data[0], w[i].data[0], odd[i]);
     }
 }
 
