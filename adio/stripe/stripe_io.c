@@ -607,7 +607,7 @@ int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64
     } else {
         /* the others count on this one's answer in every round */
         uint32_t parts[STRIPE_MAX_FACTOR];
-        coll_agree(f->layout.factor, c, NULL, parts);
+        (void) coll_agree(f->layout.factor, c, NULL, parts);
     }
     if (rc == 0 && short_read)
         rc = bytes_before_eof(f, view, pos, len, moved);
