@@ -291,25 +291,34 @@ static int fill_extent(struct rfs_coll_table *t, const struct stat *st, int keep
     return 0;
 }
 
+/* Whether pieces [first, last) lie back to back in memory as in the file
+ * (one piece; the runs of one participant's view that its object holds
+ * side by side): then the extent is read straight into that memory. */
+static int back_to_back(struct coll_call *c, size_t first, size_t last)
+{
+    for (size_t i = first + 1; i < last; i++) {
+        const struct rfs_coll_piece *p = c->pieces[i - 1], *q = c->pieces[i];
+        if (q->off != p->off + p->len || q->data != p->data + p->len)
+            return 0;
+    }
+    return 1;
+}
+
 static int read_extent(struct rfs_coll_table *t, struct coll_call *c, int fd, int keep,
                        const struct stat *st, size_t first, size_t last, int64_t end,
                        uint8_t *stage)
 {
     int64_t start = c->pieces[first]->off, got;
-    if (last - first == 1) {
-        /* one piece: straight into its memory */
-        int rc = fill_extent(t, st, keep, fd, start, end, c->pieces[first]->data, &got);
-        c->pieces[first]->got = rc < 0 ? 0 : got;
-        return rc;
-    }
-    int rc = fill_extent(t, st, keep, fd, start, end, stage, &got);
+    uint8_t *into = back_to_back(c, first, last) ? c->pieces[first]->data : stage;
+    int rc = fill_extent(t, st, keep, fd, start, end, into, &got);
     if (rc < 0)
         return rc;
     for (size_t i = first; i < last; i++) {
         struct rfs_coll_piece *p = c->pieces[i];
         int64_t have = got - (p->off - start);
         p->got = have <= 0 ? 0 : have < p->len ? have : p->len;
-        memcpy(p->data, stage + (p->off - start), (size_t) p->got);
+        if (into == stage)
+            memcpy(p->data, stage + (p->off - start), (size_t) p->got);
     }
     return 0;
 }
