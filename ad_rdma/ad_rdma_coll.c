@@ -56,27 +56,27 @@ static int dd_move(ADIO_File fd, const struct dtype *file, char *data, int64_t n
     return rc;
 }
 
-/* stripe_coll's agreement: the processes with data on each server, and
- * (counted after them) those with data for a later round and those that
- * cannot take disk-directed I/O. -ECANCELED: the first round found one of
- * the latter, nothing was sent, and all take two-phase. */
-static int dd_agree(void *arg, const uint32_t *has, uint32_t *parts, uint32_t n)
+/* stripe_coll's agreement: its counters, and after them those with data
+ * for a later round and those that cannot take disk-directed I/O.
+ * -ECANCELED: the first round found one of the latter, nothing was sent,
+ * and all take two-phase. */
+static int dd_agree(void *arg, const uint64_t *mine, uint64_t *sum, uint32_t count)
 {
     ADIO_File fd = arg;
     ADIOI_RDMA_File *f = fd->fs_ptr;
-    uint32_t mine[STRIPE_MAX_FACTOR + 2], all[STRIPE_MAX_FACTOR + 2];
-    memcpy(mine, has, n * sizeof *has);
-    mine[n] = f->coll_rounds_done < f->coll_mine;   /* this round is already counted */
-    mine[n + 1] = (uint32_t) f->coll_vote_two_phase;
+    uint64_t in[2 * STRIPE_MAX_FACTOR + 2], all[2 * STRIPE_MAX_FACTOR + 2];
+    memcpy(in, mine, count * sizeof *mine);
+    in[count] = f->coll_rounds_done < f->coll_mine;    /* this round is already counted */
+    in[count + 1] = (uint64_t) f->coll_vote_two_phase;
     f->coll_more = 0;
-    if (MPI_Allreduce(mine, all, (int) n + 2, MPI_UINT32_T, MPI_SUM, fd->comm) != MPI_SUCCESS)
+    if (MPI_Allreduce(in, all, (int) count + 2, MPI_UINT64_T, MPI_SUM, fd->comm) != MPI_SUCCESS)
         return -EIO;
-    if (f->coll_rounds_done == 1 && all[n + 1] > 0) {
+    if (f->coll_rounds_done == 1 && all[count + 1] > 0) {
         f->coll_fallback = 1;
         return -ECANCELED;
     }
-    memcpy(parts, all, n * sizeof *parts);
-    f->coll_more = all[n] > 0;
+    memcpy(sum, all, count * sizeof *sum);
+    f->coll_more = all[count] > 0;
     return 0;
 }
 
@@ -147,7 +147,8 @@ static int disk_directed(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
     MPI_Comm_rank(fd->comm, &rank);
     f->coll_now = (struct stripe_coll) {
         .group = f->coll_group, .call = f->coll_next, .rank = (uint32_t) rank,
-        .keep = f->coll_keep, .agree = dd_agree, .agree_arg = fd
+        .keep = f->coll_keep, .merge_from = STRIPE_COLL_MERGE_FROM, .agree = dd_agree,
+        .agree_arg = fd
     };
     f->coll_rounds_done = 0;
     f->coll_mine = mine > 0 ? (uint64_t) mine : 0;

@@ -441,15 +441,26 @@ static int dt_send(struct stripe_file *f, uint32_t o, const struct stripe_view *
     return r;
 }
 
-/* A collective round's participants on each object (parts), agreed with
- * the others; share NULL: this one has nothing (or failed before). */
+/* A collective round's participants on each object (sum[o]) and the
+ * bytes they have there (sum[n + o]), agreed with the others; share NULL:
+ * this one has nothing (or failed before). */
 static int coll_agree(uint32_t n, const struct stripe_coll *coll, const uint64_t *share,
-                      uint32_t parts[STRIPE_MAX_FACTOR])
+                      uint64_t sum[2 * STRIPE_MAX_FACTOR])
 {
-    uint32_t has[STRIPE_MAX_FACTOR];
-    for (uint32_t o = 0; o < n; o++)
-        has[o] = share && share[o] > 0;
-    return coll->agree(coll->agree_arg, has, parts, n);
+    uint64_t mine[2 * STRIPE_MAX_FACTOR];
+    for (uint32_t o = 0; o < n; o++) {
+        mine[o] = share && share[o] > 0;
+        mine[n + o] = share ? share[o] : 0;
+    }
+    return coll->agree(coll->agree_arg, mine, sum, 2 * n);
+}
+
+/* Whether object o's part of an agreed round goes behind a COLL, merged
+ * with the others' on the server, rather than as a plain request. */
+static int coll_merges(const struct stripe_coll *coll, const uint64_t *sum, uint32_t n,
+                       uint32_t o)
+{
+    return coll->keep || sum[n + o] >= coll->merge_from;
 }
 
 /* One round: every object's share of [pos, pos + len) in one request,
@@ -463,10 +474,11 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
     struct dt_xfer d = { .mem = *mem, .skip = skip, .to_objects = is_write };
     struct rfs_inflight sent[STRIPE_MAX_FACTOR][2];
     int in_flight[STRIPE_MAX_FACTOR] = { 0 };
-    uint32_t n = f->layout.factor, parts[STRIPE_MAX_FACTOR];
+    uint32_t n = f->layout.factor;
+    uint64_t sum[2 * STRIPE_MAX_FACTOR];
     int rc = stripe_walk(&f->layout, view, pos, len, dt_count, &d);
     if (coll) {
-        int agreed = coll_agree(n, coll, rc == 0 ? d.share : NULL, parts);
+        int agreed = coll_agree(n, coll, rc == 0 ? d.share : NULL, sum);
         rc = rc != 0 ? rc : agreed;
     }
     uint64_t total = 0;
@@ -490,7 +502,9 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
         struct iovec data = { d.part[o], (size_t) d.share[o] };
         if (rc != 0 || d.share[o] == 0)
             continue;
-        int r = dt_send(f, o, view, coll, coll ? parts[o] : 0, &req, &data, is_write, sent[o]);
+        const struct stripe_coll *merge = coll && coll_merges(coll, sum, n, o) ? coll : NULL;
+        int r = dt_send(f, o, view, merge, merge ? (uint32_t) sum[o] : 0, &req, &data, is_write,
+                        sent[o]);
         in_flight[o] = r == 0;
         stripe_keep_failure(f, &rc, o, r);
     }
@@ -606,8 +620,8 @@ int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64
         rc = dt_round(f, view, pos, len, &mem, 0, is_write, c, &short_read);
     } else {
         /* the others count on this one's answer in every round */
-        uint32_t parts[STRIPE_MAX_FACTOR];
-        (void) coll_agree(f->layout.factor, c, NULL, parts);
+        uint64_t sum[2 * STRIPE_MAX_FACTOR];
+        (void) coll_agree(f->layout.factor, c, NULL, sum);
     }
     if (rc == 0 && short_read)
         rc = bytes_before_eof(f, view, pos, len, moved);

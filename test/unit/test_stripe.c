@@ -490,21 +490,22 @@ struct participant {
 };
 
 static uint64_t coll_group;
+static uint64_t coll_merge_from;    /* 0: every round merged on the servers */
 
 /* The participants' agreement (MPI_Allreduce in the driver), by threads. */
 static pthread_barrier_t agree_barrier;
 static pthread_mutex_t agree_mu = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t agree_sum[STRIPE_MAX_FACTOR];
+static uint64_t agree_sum[2 * STRIPE_MAX_FACTOR];
 
-static int agree_threads(void *arg, const uint32_t *has, uint32_t *parts, uint32_t n)
+static int agree_threads(void *arg, const uint64_t *mine, uint64_t *sum, uint32_t count)
 {
     (void) arg;
     pthread_mutex_lock(&agree_mu);
-    for (uint32_t o = 0; o < n; o++)
-        agree_sum[o] += has[o];
+    for (uint32_t i = 0; i < count; i++)
+        agree_sum[i] += mine[i];
     pthread_mutex_unlock(&agree_mu);
     pthread_barrier_wait(&agree_barrier);
-    memcpy(parts, agree_sum, n * sizeof *parts);
+    memcpy(sum, agree_sum, count * sizeof *sum);
     if (pthread_barrier_wait(&agree_barrier) == PTHREAD_BARRIER_SERIAL_THREAD)
         memset(agree_sum, 0, sizeof agree_sum);
     pthread_barrier_wait(&agree_barrier);      /* nobody adds before the reset */
@@ -529,7 +530,7 @@ static void *coll_participant(void *arg)
             continue;
         struct stripe_coll c = { .group = coll_group, .call = p->call + (uint64_t) r,
                                  .rank = (uint32_t) p->rank, .keep = p->keep,
-                                 .agree = agree_threads };
+                                 .merge_from = coll_merge_from, .agree = agree_threads };
         uint64_t moved;
         p->rc = stripe_coll_io(&f, &v, (uint64_t) r * sizeof p->data[0], p->len[r],
                                (char *) p->data[r], p->is_write, &c, &moved);
@@ -625,7 +626,9 @@ static void test_collective_rounds(void **state)
  * participant's first 300 bytes, within the first stripe unit) is one
  * call on that server, and every participant sends one request, to it:
  * the other servers hear nothing and nobody waits for them. Then ranks 1
- * and 3 alone read: a call of two participants whose ranks are not 0, 1. */
+ * and 3 alone read: a call of two participants whose ranks are not 0, 1.
+ * Last, the same read with the driver's merge threshold goes without a
+ * call. */
 static void test_collective_read_on_one_server(void **state)
 {
     (void) state;
@@ -656,6 +659,18 @@ static void test_collective_read_on_one_server(void **state)
     for (int i = 0; i < COLL_PARTS; i++) {
         assert_int_equal(r[i].coll_requests, (uint64_t) (i % 2));
         assert_memory_equal(r[i].data[0], w[i].data[0], odd[i]);
+    }
+    /* With the driver's threshold, 1200 bytes on one server are too few
+     * to wait for each other: plain requests, no call on the server. */
+    memset(r, 0, sizeof r);
+    coll_merge_from = STRIPE_COLL_MERGE_FROM;
+    coll_run(r, 40, 0, 0, 0, all);
+    coll_merge_from = 0;
+    coll_stats(&s1);
+    assert_int_equal(s1.calls - s0.calls, 0);
+    for (int i = 0; i < COLL_PARTS; i++) {
+        assert_int_equal(r[i].coll_requests, 0);
+        assert_memory_equal(r[i].data[0], w[i].data[0], 300);
     }
 }
 
