@@ -15,7 +15,8 @@
 #   make bench-noncontig the noncontiguous patterns alone
 #   make bench-abt       the RFS paper's ABT experiment (periodic output, slow link)
 #   make bench-rdma      rdma: over 4 servers: naive, data sieving, list and datatype I/O
-#   make bench-coll      rdma: collective I/O: disk-directed vs two-phase vs independent
+#   make bench-coll      rdma: collective I/O: disk-directed vs two-phase vs independent,
+#                        and issue 21's interleaved segments against rfs: and ufs:
 #   make bench-reg       registration costs (seed 000 Table 3) on the first verbs device
 #   make bench-lab       rfs: and rdma: on the lab's virtual cluster against iperf3 on the same
 #                        links (LAB_RATE, default 500mbit): docs/bench-lab.md

@@ -52,6 +52,10 @@ typedef struct ADIOI_RDMA_File {
     uint64_t coll_next;         /* the next call number: alike on every process */
     struct stripe_coll coll_now;    /* the call under way, its round counted in call */
     uint64_t coll_rounds_done;
+    uint64_t coll_mine;         /* rounds this process has data for in the call */
+    int coll_vote_two_phase;    /* this process cannot take disk-directed I/O */
+    int coll_more;              /* the last round's agreement: some process has more */
+    int coll_fallback;          /* the first round's agreement: all take two-phase */
 } ADIOI_RDMA_File;
 
 enum { ADIOI_RDMA_COLL_TWO_PHASE, ADIOI_RDMA_COLL_DISK_DIRECTED, ADIOI_RDMA_COLL_AUTO };

@@ -140,7 +140,7 @@ int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
     case RFS_OP_COLL:
         if (var != 0)
             return RFS_E_PROTO;
-        if (r->aux == 0 || r->aux > RFS_COLL_MAX_PARTS || r->flags >= r->aux ||
+        if (r->aux == 0 || r->aux > RFS_COLL_MAX_PARTS || r->flags >= RFS_COLL_MAX_PARTS ||
             r->mode & ~RFS_COLL_KEEP)
             return RFS_E_INVAL;
         break;

@@ -23,6 +23,11 @@
 #define COLL_STAGE (8u << 20)
 /* A read also reads a gap up to this size to keep one sequential access. */
 #define COLL_READ_GAP (64u << 10)
+/* Most buffers of an extent moved straight between the file and the
+ * participants' memory in one vector (pieces, with gaps between them for
+ * a read); more, and so smaller, pieces go through the staging buffer,
+ * where a copy costs less than the vector's length. */
+#define COLL_VECTOR 512
 
 struct coll_call {
     struct coll_call *next;
@@ -238,25 +243,75 @@ static void hot_keep(struct rfs_coll_table *t, const struct stat *st, int64_t of
     atomic_fetch_add(&t->cache_entries, 1);
 }
 
+/* The pieces [first, last) of a sorted call as one vector from the
+ * first's offset on: pieces back to back in memory as in the file (one
+ * participant's runs side by side) in one buffer, gaps between them from
+ * (or, for a read, into) `gap`. 0: they overlap or need more than
+ * COLL_VECTOR buffers. */
+static int piece_vector(struct coll_call *c, size_t first, size_t last, uint8_t *gap,
+                        struct iovec iov[COLL_VECTOR])
+{
+    int n = 0;
+    int64_t at = c->pieces[first]->off;
+    for (size_t i = first; i < last; i++) {
+        const struct rfs_coll_piece *p = c->pieces[i];
+        if (p->off < at)
+            return 0;                   /* two participants' pieces overlap */
+        if (p->off == at && n > 0 &&
+            (uint8_t *) iov[n - 1].iov_base + iov[n - 1].iov_len == p->data) {
+            iov[n - 1].iov_len += (size_t) p->len;
+        } else {
+            if (n + 2 > COLL_VECTOR)
+                return 0;
+            if (p->off > at)
+                iov[n++] = (struct iovec) { gap, (size_t) (p->off - at) };
+            iov[n++] = (struct iovec) { p->data, (size_t) p->len };
+        }
+        at = p->off + p->len;
+    }
+    return n;
+}
+
+/* Whether pieces [first, last) lie back to back in memory as in the file
+ * (one piece; the runs of one participant's view that its object holds
+ * side by side). */
+static int back_to_back(struct coll_call *c, size_t first, size_t last)
+{
+    for (size_t i = first + 1; i < last; i++) {
+        const struct rfs_coll_piece *p = c->pieces[i - 1], *q = c->pieces[i];
+        if (q->off != p->off + p->len || q->data != p->data + p->len)
+            return 0;
+    }
+    return 1;
+}
+
+/* Writes merge exact neighbours: straight from the participants' memory
+ * in one vector, or, when the extent stays hot (or has too many pieces
+ * for a vector), from one piece's memory or gathered in the staging
+ * buffer. */
 static int write_extent(struct rfs_coll_table *t, struct coll_call *c, int fd, int keep,
                         const struct stat *st, size_t first, size_t last, int64_t end,
                         uint8_t *stage)
 {
-    int64_t start = c->pieces[first]->off;
-    uint8_t *src = c->pieces[first]->data;
-    if (last - first > 1) {
-        for (size_t i = first; i < last; i++)
+    int64_t start = c->pieces[first]->off, got;
+    int hot = keep && t->cache_cap;
+    struct iovec iov[COLL_VECTOR];
+    int n = hot ? 0 : piece_vector(c, first, last, stage, iov);
+    uint8_t *src = back_to_back(c, first, last) ? c->pieces[first]->data : stage;
+    if (n > 0) {
+        got = rfs_move_vector(fd, 1, iov, n, start);
+    } else {
+        for (size_t i = first; src == stage && i < last; i++)
             memcpy(stage + (c->pieces[i]->off - start), c->pieces[i]->data,
                    (size_t) c->pieces[i]->len);
-        src = stage;
+        got = rfs_move_run(fd, 1, src, start, end - start);
     }
-    int64_t got = rfs_move_run(fd, 1, src, start, end - start);
     if (got < 0)
         return (int) got;
     for (size_t i = first; i < last; i++)
         c->pieces[i]->got = c->pieces[i]->len;
     /* what was just written stays hot for a collective read of it */
-    if (keep && t->cache_cap) {
+    if (hot) {
         pthread_mutex_lock(&t->mu);
         hot_keep(t, st, start, src, end - start);
         pthread_mutex_unlock(&t->mu);
@@ -291,25 +346,35 @@ static int fill_extent(struct rfs_coll_table *t, const struct stat *st, int keep
     return 0;
 }
 
+/* Straight into the participants' memory: as one vector (the gaps read
+ * into the staging buffer and dropped) when no hot buffer could serve the
+ * extent or should keep it; else, through the hot buffers, when the
+ * pieces lie back to back in memory (one piece, however large). Else
+ * through the staging buffer. */
 static int read_extent(struct rfs_coll_table *t, struct coll_call *c, int fd, int keep,
                        const struct stat *st, size_t first, size_t last, int64_t end,
                        uint8_t *stage)
 {
     int64_t start = c->pieces[first]->off, got;
-    if (last - first == 1) {
-        /* one piece: straight into its memory */
-        int rc = fill_extent(t, st, keep, fd, start, end, c->pieces[first]->data, &got);
-        c->pieces[first]->got = rc < 0 ? 0 : got;
-        return rc;
+    struct iovec iov[COLL_VECTOR];
+    int through_cache = (keep && t->cache_cap) || atomic_load(&t->cache_entries) > 0;
+    int n = through_cache ? 0 : piece_vector(c, first, last, stage, iov);
+    uint8_t *into = n == 0 && !back_to_back(c, first, last) ? stage : NULL;
+    int rc = 0;
+    if (n > 0) {
+        got = rfs_move_vector(fd, 0, iov, n, start);
+        rc = got < 0 ? (int) got : 0;
+    } else {
+        rc = fill_extent(t, st, keep, fd, start, end, into ? into : c->pieces[first]->data, &got);
     }
-    int rc = fill_extent(t, st, keep, fd, start, end, stage, &got);
     if (rc < 0)
         return rc;
     for (size_t i = first; i < last; i++) {
         struct rfs_coll_piece *p = c->pieces[i];
         int64_t have = got - (p->off - start);
         p->got = have <= 0 ? 0 : have < p->len ? have : p->len;
-        memcpy(p->data, stage + (p->off - start), (size_t) p->got);
+        if (into)
+            memcpy(p->data, stage + (p->off - start), (size_t) p->got);
     }
     return 0;
 }
@@ -424,6 +489,18 @@ int rfs_coll_run(struct rfs_coll_table *t, const struct rfs_coll_key *key, int f
     return rc;
 }
 
+/* The step at which `rank` is answered: participants are taken in
+ * ascending rank order, from position server_index mod parts on. The
+ * ranks need not be 0..parts-1 (only the processes with data on this
+ * server take part), so the position is counted among those that came. */
+static uint32_t reply_step(const struct coll_call *c, uint32_t rank, uint32_t server_index)
+{
+    uint32_t below = 0;
+    for (uint32_t i = 0; i < c->arrived; i++)
+        below += c->arrival[i] < rank;
+    return (below + c->parts - server_index % c->parts) % c->parts;
+}
+
 void rfs_coll_wait_turn(struct rfs_coll_table *t, const struct rfs_coll_key *key,
                         uint32_t server_index, int timeout_ms)
 {
@@ -431,7 +508,7 @@ void rfs_coll_wait_turn(struct rfs_coll_table *t, const struct rfs_coll_key *key
     deadline(&until, timeout_ms);
     pthread_mutex_lock(&t->mu);
     struct coll_call *c = find_call(t, key);
-    uint32_t step = c ? (key->rank + c->parts - server_index % c->parts) % c->parts : 0;
+    uint32_t step = c ? reply_step(c, key->rank, server_index) : 0;
     while (c && c->status == 0 && c->turn < step)
         if (pthread_cond_timedwait(&c->cv, &t->mu, &until) == ETIMEDOUT)
             break;

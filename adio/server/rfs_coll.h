@@ -6,8 +6,9 @@
  * by file offset and moves them with few large sequential accesses, so the
  * data crosses the network once. The call is complete when `parts`
  * requests with the same (group, call) have arrived: the client counts the
- * calls of a file alike on every process, and every process sends a
- * request to every server for every call, empty if it has nothing there.
+ * calls of a file alike on every process, and the processes agree, call by
+ * call, how many of them have data on each server; only those send it a
+ * request (a server no process has data on hears nothing of the call).
  *
  * Hot collective buffers: with a cache (rfsd --coll-cache), the extents a
  * collective call asked to keep (read, or just written) stay in memory, so
@@ -71,7 +72,9 @@ int rfs_coll_run(struct rfs_coll_table *t, const struct rfs_coll_key *key, int f
 
 /*
  * The decentralised schedule for replies (seed 003): at step j, server i
- * answers participant (i + j) mod parts. Wait for this participant's step
+ * answers the participant at position (i + j) mod parts in ascending rank
+ * order (the ranks are distinct, not necessarily 0..parts-1). Wait for
+ * this participant's step
  * (bounded like rfs_coll_run), then, once the reply is sent, leave.
  */
 void rfs_coll_wait_turn(struct rfs_coll_table *t, const struct rfs_coll_key *key,

@@ -139,18 +139,37 @@ int stripe_iov_io(struct stripe_file *f, enum stripe_method method,
 /*
  * One round of a disk-directed collective call (seed 003; rfs_coll.h on
  * the server): this participant's data [pos, pos + len) of the view, at
- * most STRIPE_CHUNK bytes and possibly none, goes to every server in one
- * request behind a COLL, so that each server waits for all `parts`
- * participants and moves the merged, sorted pieces at once. Every
- * participant calls it the same number of times with the same `call`.
- * The sends follow the decentralised schedule: object (rank + j) mod n at
- * step j. *moved as for stripe_io.
+ * most STRIPE_CHUNK bytes and possibly none. The participants first agree
+ * how many of them have data on each object and how many bytes (agree:
+ * every participant calls it once in every round, with nothing where it
+ * has no data or failed); then each sends its share to every object it
+ * has data on, in one request. Where the round brings an object at least
+ * merge_from bytes (or keep is asked), the request goes behind a COLL
+ * that names the participants, so that the server waits for exactly
+ * those and moves the merged, sorted pieces at once; a smaller part goes
+ * as a plain request, served at once: its round is bound by latency,
+ * which waiting for the others adds to, while the merge would save
+ * little (the kernel's block layer merges adjacent small requests
+ * itself). A server nobody has data on hears nothing of the round. Every
+ * participant calls stripe_coll_io the same number of times with the
+ * same `call`. The sends follow the decentralised schedule: object
+ * (rank + j) mod n at step j. *moved as for stripe_io.
  */
+#define STRIPE_COLL_MERGE_FROM (256u << 10)
+
+/* mine: count values of this participant; sum gets their sums over all
+ * participants. 0 or a negative errno. */
+typedef int (*stripe_coll_agree_fn)(void *arg, const uint64_t *mine, uint64_t *sum,
+                                    uint32_t count);
+
 struct stripe_coll {
     uint64_t group;             /* the file's collective group, alike on every process */
     uint64_t call;              /* this round's number in the group */
-    uint32_t parts, rank;
+    uint32_t rank;              /* distinct for every participant */
     int keep;                   /* the servers keep the round's data hot */
+    uint64_t merge_from;        /* an object's least bytes in a round for a COLL (0: always) */
+    stripe_coll_agree_fn agree;
+    void *agree_arg;
 };
 
 int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,

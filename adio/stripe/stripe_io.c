@@ -421,13 +421,13 @@ static int dt_copy(void *arg, const struct stripe_piece *p, uint64_t at)
  * have it yet), a COLL in front for a collective round, the V* request.
  */
 static int dt_send(struct stripe_file *f, uint32_t o, const struct stripe_view *view,
-                   const struct stripe_coll *coll, const struct rfs_req *req,
+                   const struct stripe_coll *coll, uint32_t parts, const struct rfs_req *req,
                    const struct iovec *data, int is_write, struct rfs_inflight sent[2])
 {
     int r = rfs_set_view(&f->obj[o], STRIPE_HANDLE, view->disp, view->enc, view->enc_len);
     sent[1].tag = 0;
     if (r == 0 && coll) {
-        struct rfs_req c = { .handle = STRIPE_HANDLE, .flags = coll->rank, .aux = coll->parts,
+        struct rfs_req c = { .handle = STRIPE_HANDLE, .flags = coll->rank, .aux = parts,
                              .offset = coll->call, .length = coll->group,
                              .mode = coll->keep ? RFS_COLL_KEEP : 0 };
         r = rfs_send(&f->obj[o], RFS_OP_COLL, &c, NULL, 0, &sent[1]);
@@ -441,10 +441,32 @@ static int dt_send(struct stripe_file *f, uint32_t o, const struct stripe_view *
     return r;
 }
 
-/* One round: every object's share of [pos, pos + len) in one request. A
- * collective round (coll) sends to every object, also an empty share, so
- * that each server counts every participant, in the decentralised
- * schedule: object (rank + j) mod n at step j. */
+/* A collective round's participants on each object (sum[o]) and the
+ * bytes they have there (sum[n + o]), agreed with the others; share NULL:
+ * this one has nothing (or failed before). */
+static int coll_agree(uint32_t n, const struct stripe_coll *coll, const uint64_t *share,
+                      uint64_t sum[2 * STRIPE_MAX_FACTOR])
+{
+    uint64_t mine[2 * STRIPE_MAX_FACTOR];
+    for (uint32_t o = 0; o < n; o++) {
+        mine[o] = share && share[o] > 0;
+        mine[n + o] = share ? share[o] : 0;
+    }
+    return coll->agree(coll->agree_arg, mine, sum, 2 * n);
+}
+
+/* Whether object o's part of an agreed round goes behind a COLL, merged
+ * with the others' on the server, rather than as a plain request. */
+static int coll_merges(const struct stripe_coll *coll, const uint64_t *sum, uint32_t n,
+                       uint32_t o)
+{
+    return coll->keep || sum[n + o] >= coll->merge_from;
+}
+
+/* One round: every object's share of [pos, pos + len) in one request,
+ * none to an object without a share. A collective round (coll) first
+ * agrees on the participants of each object, and sends in the
+ * decentralised schedule: object (rank + j) mod n at step j. */
 static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
                     uint64_t len, struct mem_cursor *mem, uint64_t skip, int is_write,
                     const struct stripe_coll *coll, int *short_read)
@@ -453,7 +475,12 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
     struct rfs_inflight sent[STRIPE_MAX_FACTOR][2];
     int in_flight[STRIPE_MAX_FACTOR] = { 0 };
     uint32_t n = f->layout.factor;
+    uint64_t sum[2 * STRIPE_MAX_FACTOR];
     int rc = stripe_walk(&f->layout, view, pos, len, dt_count, &d);
+    if (coll) {
+        int agreed = coll_agree(n, coll, rc == 0 ? d.share : NULL, sum);
+        rc = rc != 0 ? rc : agreed;
+    }
     uint64_t total = 0;
     for (uint32_t o = 0; o < n; o++)
         total += d.share[o];
@@ -473,9 +500,11 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
         uint32_t o = coll ? (coll->rank + j) % n : j;
         struct rfs_req req = { .handle = STRIPE_HANDLE, .offset = pos, .length = len };
         struct iovec data = { d.part[o], (size_t) d.share[o] };
-        if (rc != 0 || (d.share[o] == 0 && !coll))
+        if (rc != 0 || d.share[o] == 0)
             continue;
-        int r = dt_send(f, o, view, coll, &req, &data, is_write, sent[o]);
+        const struct stripe_coll *merge = coll && coll_merges(coll, sum, n, o) ? coll : NULL;
+        int r = dt_send(f, o, view, merge, merge ? (uint32_t) sum[o] : 0, &req, &data, is_write,
+                        sent[o]);
         in_flight[o] = r == 0;
         stripe_keep_failure(f, &rc, o, r);
     }
@@ -583,12 +612,17 @@ int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64
     *moved = 0;
     f->failed = -1;
     if (len > STRIPE_CHUNK)
-        return -EINVAL;
-    if (!view->type && (rc = contig_view(f, view->disp, &contig)) == 0)
+        rc = -EINVAL;
+    else if (!view->type && (rc = contig_view(f, view->disp, &contig)) == 0)
         view = &contig;
     f->stats.coll_rounds++;
-    if (rc == 0)
+    if (rc == 0) {
         rc = dt_round(f, view, pos, len, &mem, 0, is_write, c, &short_read);
+    } else {
+        /* the others count on this one's answer in every round */
+        uint64_t sum[2 * STRIPE_MAX_FACTOR];
+        (void) coll_agree(f->layout.factor, c, NULL, sum);
+    }
     if (rc == 0 && short_read)
         rc = bytes_before_eof(f, view, pos, len, moved);
     else if (rc == 0)

@@ -10,6 +10,11 @@
 # is what crossed the connections to the servers per pass (ROMIO_RDMA_STATS,
 # headers included, all processes): two-phase moves the data between
 # processes as well (over MPI), disk-directed and independent I/O do not.
+# Then issue 21's interleaved segments (interleave_bench.c): 64 segments
+# of 4 KiB, 64 KiB and 1 MiB per process, written collectively and read
+# back by the neighbour, one call per segment (seg) or one call through a
+# vector filetype (view); dd, 2p, indep on rdma:, against rfs: (one rfsd)
+# and ufs: (tmpfs) collective calls in the same run, MiB/s of medians.
 #   coll.sh REPO [NP] [REPS] [SERVERS] [N3] [N2]
 set -eu
 repo=$1
@@ -27,7 +32,11 @@ roots=$(mktemp -d "$rootbase/coll-bench.XXXXXX")
 trap 'stop_all_rfsd; rm -rf "$work" "$roots"' EXIT
 
 "$PREFIX/bin/mpicc" -O2 -std=c11 -o "$work/coll_bench" "$repo/test/bench/coll_bench.c"
+"$PREFIX/bin/mpicc" -O2 -std=c11 -o "$work/interleave_bench" "$repo/test/bench/interleave_bench.c"
 start_rdma_servers "$nserv" "$roots" srv --coll-cache 1024
+start_rfsd "$roots/rfs-root" "$roots" rfs
+rfs_port=$RFSD_PORT
+mkdir -p "$roots/ufs"
 export ROMIO_RDMA_SERVERS=$RDMA_SERVERS
 mpiexec="$PREFIX/bin/mpiexec $MPIEXEC_FLAGS -n $np"
 
@@ -45,7 +54,7 @@ run() {
         "$work/out" "$work/err"
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
 
 echo "rdma: collective I/O, $np processes, $nserv servers, unit 64 KiB, median of $reps passes"
 printf '%-18s %-6s %9s %9s %9s %9s %10s %8s %8s\n' pattern mode "write s" "read s" \
@@ -78,3 +87,43 @@ hot=$(run "$mb3" block3d "$n3" hot "$reps")
 read -r _ rc _ <<< "$cold"
 read -r _ rh _ <<< "$hot"
 printf 'read: cold %s s, hot %s s, cold/hot %s\n' "$rc" "$rh" "$(ratio "$rc" "$rh")"
+
+# interleaved SEG LAYOUT MODE: "write-MiB/s read-MiB/s" of 64 segments of
+# SEG bytes per process. MODE: dd, 2p, indep (rdma:), rfs, ufs.
+interleaved() {
+    local seg=$1 layout=$2 mode=$3 name=rdma:/interleaved access=coll hints=
+    case $mode in
+    dd) hints="rdma_coll=disk_directed rdma_io_method=datatype" ;;
+    2p) hints="rdma_coll=two_phase rdma_io_method=datatype" ;;
+    indep) access=indep hints="rdma_io_method=datatype" ;;
+    rfs) name=rfs:127.0.0.1:$rfs_port:/interleaved ;;
+    ufs) name=ufs:$roots/ufs/interleaved ;;
+    esac
+    # shellcheck disable=SC2086
+    $mpiexec "$work/interleave_bench" "$name" "$seg" 64 "$layout" "$access" "$reps" $hints \
+        > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err" >&2; exit 1; }
+    awk -v mib="$((seg * 64 * np))" '$1 == "write" { w = $2 } $1 == "read" { r = $2 }
+        END { printf "%.1f %.1f\n", mib / w / 1048576, mib / r / 1048576 }' "$work/out"
+}
+
+echo
+echo "interleaved segments (issue 21): 64 segments per process, segment i of rank r at"
+echo "(i * $np + r) * SEG, read back by the neighbour; seg: a call per segment, view: one call"
+printf '%-10s %-5s %-6s %11s %11s %8s %8s %8s\n' SEG layout mode "write MiB/s" "read MiB/s" \
+    "r x/rfs" "r x/2p" "r x/ind"
+for seg in 4096 65536 1048576; do
+    for layout in seg view; do
+        declare -A w r
+        for mode in rfs ufs 2p indep dd; do
+            read -r "w[$mode]" "r[$mode]" <<< "$(interleaved "$seg" "$layout" "$mode")"
+        done
+        for mode in dd 2p indep rfs ufs; do
+            printf '%-10s %-5s %-6s %11s %11s %8s %8s %8s\n' "$seg" "$layout" "$mode" \
+                "${w[$mode]}" "${r[$mode]}" "$(ratio "${r[$mode]}" "${r[rfs]}")" \
+                "$(ratio "${r[$mode]}" "${r[2p]}")" "$(ratio "${r[$mode]}" "${r[indep]}")"
+        done
+        unset w r
+    done
+done
+echo "r x/rfs, r x/2p, r x/ind: this mode's read MiB/s over rfs:'s, two-phase's and independent"
+echo "datatype I/O's in the same run (goal, issue 21: dd >= 0.8 x rfs, >= 1 x 2p, >= 0.5 x ind)"

@@ -472,8 +472,10 @@ static void test_concurrent_create(void **state)
  * open of one file, a view of blocks interleaved with the others' (rank r:
  * 300 bytes every 1200 from 300 r), two rounds where rank 0 alone has data
  * in the second: the file holds every byte, each server merged its pieces
- * into one access per round with data, and a repeated collective read
- * with `keep` comes from the hot buffers. */
+ * into one access per round with data, only the participants with data
+ * on a server sent it a request (the others nothing, not even empty
+ * rounds), and a repeated collective read with `keep` comes from the hot
+ * buffers. */
 #define COLL_PARTS 4
 
 struct participant {
@@ -481,11 +483,34 @@ struct participant {
     int rank, is_write, keep;
     int round;                  /* -1: both */
     uint64_t call;
+    uint64_t len[2];            /* data bytes of each round */
     uint8_t data[2][30000];
+    uint64_t coll_requests;     /* COLLs this participant sent */
     int rc;
 };
 
 static uint64_t coll_group;
+static uint64_t coll_merge_from;    /* 0: every round merged on the servers */
+
+/* The participants' agreement (MPI_Allreduce in the driver), by threads. */
+static pthread_barrier_t agree_barrier;
+static pthread_mutex_t agree_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t agree_sum[2 * STRIPE_MAX_FACTOR];
+
+static int agree_threads(void *arg, const uint64_t *mine, uint64_t *sum, uint32_t count)
+{
+    (void) arg;
+    pthread_mutex_lock(&agree_mu);
+    for (uint32_t i = 0; i < count; i++)
+        agree_sum[i] += mine[i];
+    pthread_mutex_unlock(&agree_mu);
+    pthread_barrier_wait(&agree_barrier);
+    memcpy(sum, agree_sum, count * sizeof *sum);
+    if (pthread_barrier_wait(&agree_barrier) == PTHREAD_BARRIER_SERIAL_THREAD)
+        memset(agree_sum, 0, sizeof agree_sum);
+    pthread_barrier_wait(&agree_barrier);      /* nobody adds before the reset */
+    return 0;
+}
 
 static void *coll_participant(void *arg)
 {
@@ -504,14 +529,15 @@ static void *coll_participant(void *arg)
         if (p->round >= 0 && r != p->round)
             continue;
         struct stripe_coll c = { .group = coll_group, .call = p->call + (uint64_t) r,
-                                 .parts = COLL_PARTS, .rank = (uint32_t) p->rank,
-                                 .keep = p->keep };
-        uint64_t len = r == 1 && p->rank != 0 ? 0 : sizeof p->data[r], moved;
-        p->rc = stripe_coll_io(&f, &v, (uint64_t) r * sizeof p->data[0], len,
+                                 .rank = (uint32_t) p->rank, .keep = p->keep,
+                                 .merge_from = coll_merge_from, .agree = agree_threads };
+        uint64_t moved;
+        p->rc = stripe_coll_io(&f, &v, (uint64_t) r * sizeof p->data[0], p->len[r],
                                (char *) p->data[r], p->is_write, &c, &moved);
-        if (p->rc == 0 && moved != len)
+        if (p->rc == 0 && moved != p->len[r])
             p->rc = -EIO;
     }
+    p->coll_requests = f.stats.coll_requests;
     if (p->rc == 0)
         p->rc = stripe_close(&f);
     dtype_free(t);
@@ -519,10 +545,16 @@ static void *coll_participant(void *arg)
     return NULL;
 }
 
-static void coll_run(struct participant *p, uint64_t call, int is_write, int keep, int round)
+/* Round 0: first_len[rank] bytes from each participant (first_len NULL:
+ * all of data[0]); round 1: all of data[1] from rank 0 alone. */
+static void coll_run(struct participant *p, uint64_t call, int is_write, int keep, int round,
+                     const uint64_t *first_len)
 {
+    pthread_barrier_init(&agree_barrier, NULL, COLL_PARTS);
     for (int i = 0; i < COLL_PARTS; i++) {
         p[i].rank = i;
+        p[i].len[0] = first_len ? first_len[i] : sizeof p[i].data[0];
+        p[i].len[1] = i == 0 ? sizeof p[i].data[1] : 0;
         p[i].round = round;
         p[i].call = call;
         p[i].is_write = is_write;
@@ -533,6 +565,7 @@ static void coll_run(struct participant *p, uint64_t call, int is_write, int kee
         pthread_join(p[i].thread, NULL);
         assert_int_equal(p[i].rc, 0);
     }
+    pthread_barrier_destroy(&agree_barrier);
 }
 
 static void coll_stats(struct rfs_coll_stats *s)
@@ -562,26 +595,83 @@ static void test_collective_rounds(void **state)
     coll_stats(&s0);
     /* round 0: 120000 bytes, 400 runs of 300 bytes from 4 participants:
      * once sorted, one access per server */
-    coll_run(w, 10, 1, 0, 0);
+    coll_run(w, 10, 1, 0, 0, NULL);
     coll_stats(&s1);
     assert_int_equal(s1.calls - s0.calls, NSERVERS);
     assert_int_equal(s1.accesses - s0.accesses, NSERVERS);
-    /* round 1: rank 0 alone has data, the others still take part */
-    coll_run(w, 11, 1, 0, 1);
+    for (int i = 0; i < COLL_PARTS; i++)
+        assert_int_equal(w[i].coll_requests, NSERVERS);
+    /* round 1: rank 0 alone has data, and alone sends requests */
+    coll_run(w, 11, 1, 0, 1, NULL);
     coll_stats(&s0);
     assert_int_equal(s0.calls - s1.calls, NSERVERS);
     assert_true(s0.accesses - s1.accesses >= 100);
+    assert_int_equal(w[0].coll_requests, NSERVERS);
+    for (int i = 1; i < COLL_PARTS; i++)
+        assert_int_equal(w[i].coll_requests, 0);
     s1 = s0;
 
-    coll_run(r, 20, 0, 1, -1);
+    coll_run(r, 20, 0, 1, -1, NULL);
     for (int i = 0; i < COLL_PARTS; i++)
         assert_memory_equal(r[i].data[0], w[i].data[0], sizeof w[i].data[0]);
     assert_memory_equal(r[0].data[1], w[0].data[1], sizeof w[0].data[1]);
-    coll_run(r, 30, 0, 1, -1);
+    coll_run(r, 30, 0, 1, -1, NULL);
     coll_stats(&s2);
     assert_int_equal(s2.cache_hits - s1.cache_hits, 2 * NSERVERS);     /* both rounds */
     for (int i = 0; i < COLL_PARTS; i++)
         assert_memory_equal(r[i].data[0], w[i].data[0], sizeof w[i].data[0]);
+}
+
+/* Issue 21: a collective read whose data all lies on one server (each
+ * participant's first 300 bytes, within the first stripe unit) is one
+ * call on that server, and every participant sends one request, to it:
+ * the other servers hear nothing and nobody waits for them. Then ranks 1
+ * and 3 alone read: a call of two participants whose ranks are not 0, 1.
+ * Last, the same read with the driver's merge threshold goes without a
+ * call. */
+static void test_collective_read_on_one_server(void **state)
+{
+    (void) state;
+    static struct participant w[COLL_PARTS], r[COLL_PARTS];
+    static const uint64_t all[COLL_PARTS] = { 300, 300, 300, 300 };
+    static const uint64_t odd[COLL_PARTS] = { 0, 300, 0, 300 };
+    struct rfs_coll_stats s0, s1;
+    if (getenv("UNIT_UNDER_VALGRIND"))
+        skip_because("valgrind stops every thread while one waits in F_OFD_SETLKW "
+                     "(the creation lock)");
+    coll_group = 0x2121;
+    for (int i = 0; i < COLL_PARTS; i++)
+        fill_random(w[i].data[0], 300, (unsigned) (100 + i));
+    coll_run(w, 10, 1, 0, 0, all);
+    coll_stats(&s0);
+    coll_run(r, 20, 0, 0, 0, all);
+    coll_stats(&s1);
+    assert_int_equal(s1.calls - s0.calls, 1);
+    assert_int_equal(s1.accesses - s0.accesses, 1);     /* the 4 pieces merged */
+    for (int i = 0; i < COLL_PARTS; i++) {
+        assert_int_equal(r[i].coll_requests, 1);
+        assert_memory_equal(r[i].data[0], w[i].data[0], 300);
+    }
+    memset(r, 0, sizeof r);
+    coll_run(r, 30, 0, 0, 0, odd);
+    coll_stats(&s0);
+    assert_int_equal(s0.calls - s1.calls, 1);
+    for (int i = 0; i < COLL_PARTS; i++) {
+        assert_int_equal(r[i].coll_requests, (uint64_t) (i % 2));
+        assert_memory_equal(r[i].data[0], w[i].data[0], odd[i]);
+    }
+    /* With the driver's threshold, 1200 bytes on one server are too few
+     * to wait for each other: plain requests, no call on the server. */
+    memset(r, 0, sizeof r);
+    coll_merge_from = STRIPE_COLL_MERGE_FROM;
+    coll_run(r, 40, 0, 0, 0, all);
+    coll_merge_from = 0;
+    coll_stats(&s1);
+    assert_int_equal(s1.calls - s0.calls, 0);
+    for (int i = 0; i < COLL_PARTS; i++) {
+        assert_int_equal(r[i].coll_requests, 0);
+        assert_memory_equal(r[i].data[0], w[i].data[0], 300);
+    }
 }
 
 /* One server goes away: calls that need it fail, none hangs. */
@@ -617,6 +707,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_foreign_objects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collective_rounds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_collective_read_on_one_server, setup, teardown),
         cmocka_unit_test_setup_teardown(test_server_lost, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
