@@ -15,23 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define BENCH_NAME "coll_bench"
+#include "bench_check.h"
+
 static int rank, nprocs;
-
-static void die(const char *what, int rc)
-{
-    char msg[MPI_MAX_ERROR_STRING];
-    int len;
-    MPI_Error_string(rc, msg, &len);
-    fprintf(stderr, "coll_bench: %s: %s\n", what, msg);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-#define CHECK(call, what)                     \
-    do {                                      \
-        int rc_ = (call);                     \
-        if (rc_ != MPI_SUCCESS)               \
-            die(what, rc_);                   \
-    } while (0)
 
 /*
  * The file type of this process, its displacement and the number of ints
