@@ -22,6 +22,7 @@ build=$dir/build
 install=$dir/install
 
 log() { echo "build-mpich: $*"; }
+. "$repo/mpich-patch/lib.sh"
 
 mkdir -p "$dir"
 if [ ! -f "$dir/.patched" ]; then
@@ -40,27 +41,12 @@ if [ ! -f "$dir/.patched" ]; then
     touch "$dir/.patched"
 fi
 
-# link NAME TARGET: the symlink NAME to TARGET, left alone when it is one.
-link() {
-    [ "$(readlink "$1")" = "$2" ] || ln -sfn "$2" "$1"
-}
-
 # The driver directories in the ROMIO tree: links into this checkout, made
-# here on the first run and checked on every later one.
-romio=$src/src/mpi/romio
-while read -r name _; do
-    case "$name" in ''|'#'*) continue ;; esac
-    [ -d "$repo/ad_$name" ] && link "$romio/adio/ad_$name" "$repo/ad_$name"
-done < "$repo/mpich-patch/drivers"
-link "$romio/adio/netcore" "$repo/adio"
-link "$romio/adio/suite_common" "$repo/common"
+# at patching and checked on every later run.
+link_drivers "$src/src/mpi/romio" "$repo"
 
 if [ ! -f "$dir/.configured" ]; then
-    fs="ufs+nfs+testfs"
-    while read -r name _; do
-        case "$name" in ''|'#'*) continue ;; esac
-        [ -d "$repo/ad_$name" ] && fs="$fs+$name"
-    done < "$repo/mpich-patch/drivers"
+    fs=$(file_systems ufs+nfs+testfs "$repo")
     mapfile -t args < <(grep -v '^#' "$repo/mpich-patch/configure.args")
     log "configuring MPICH ($fs) in $build"
     rm -rf "$build"; mkdir -p "$build"

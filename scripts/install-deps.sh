@@ -15,6 +15,10 @@ librdmacm-dev"
 ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2
 busybox-static kmod"
 
+# `install-deps.sh openmpi`: Debian's Open MPI and its parallel HDF5 (make
+# openmpi, make check-openmpi)
+[ "${1:-}" = openmpi ] && PACKAGES="$PACKAGES libopenmpi-dev openmpi-bin libhdf5-openmpi-dev"
+
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -16,16 +16,29 @@
 # ROMIO_BIN: where the test programs are, default WORKDIR/bin (check-rdma
 # builds them on the host and runs them in its guest, which cannot afford
 # mpicc). ROMIO_TIMEOUT: seconds per test (300).
+# ROMIO_MPI=openmpi: Open MPI's copy of the suite (ROMIO 3.2.1), built with
+# Debian's mpicc.openmpi and run by its mpirun with make openmpi's io
+# component (MPICH_DIR is then make openmpi's directory, PREFIX unused).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 PREFIX=$1
-src=$(echo "$2"/src/mpich-*/src/mpi/romio/test)
-gen=$2/build/src/mpi/romio/test
 work=$3
 results=$4
+. "$here/../lib.sh"
+case ${ROMIO_MPI:-mpich} in
+    mpich)
+        src=$(echo "$2"/src/mpich-*/src/mpi/romio/test)
+        gen=$2/build/src/mpi/romio/test
+        mpicc=$PREFIX/bin/mpicc mpiexec="$PREFIX/bin/mpiexec $MPIEXEC_FLAGS" ;;
+    openmpi)
+        src=$(echo "$2"/src/openmpi-*/ompi/mca/io/romio321/romio/test)
+        gen=$2/build/ompi/mca/io/romio321/romio/test
+        mpicc=mpicc.openmpi mpiexec=$OPENMPI_MPIEXEC
+        openmpi_env "$2/components" ;;
+    *) echo "run.sh: ROMIO_MPI is mpich or openmpi" >&2; exit 2 ;;
+esac
 shift 4
 modes=${*:-rfs}
-. "$here/../lib.sh"
 LOGDIR=$work/logs
 phase=${ROMIO_PHASE:-both}
 bindir=${ROMIO_BIN:-$work/bin}
@@ -81,7 +94,7 @@ if [ "$phase" != run ]; then
         [ -n "$name" ] || continue
         c=$src/$name.c
         [ -f "$gen/$name.c" ] && c=$gen/$name.c
-        "$PREFIX/bin/mpicc" -O2 -w -o "$bindir/$name" "$c" > "$LOGDIR/$name.build" 2>&1 \
+        "$mpicc" -O2 -w -o "$bindir/$name" "$c" > "$LOGDIR/$name.build" 2>&1 \
             || rm -f "$bindir/$name"
     done <<< "$TESTS"
     [ "$phase" = build ] && exit 0
@@ -129,8 +142,8 @@ for mode in $modes; do
         # shellcheck disable=SC2086
         ROMIO_RDMA_SERVERS=${RDMA_SERVERS:-} ROMIO_HINTS=$hints \
             run_case "romio.$mode.$name" "${ROMIO_TIMEOUT:-300}" \
-            env ${force:+ROMIO_FSTYPE_FORCE=$force} "$PREFIX/bin/mpiexec" \
-            $MPIEXEC_FLAGS -n "$np" "$bindir/$name" ${args//F/$fname}
+            env ${force:+ROMIO_FSTYPE_FORCE=$force} $mpiexec \
+            -n "$np" "$bindir/$name" ${args//F/$fname}
     done <<< "$TESTS"
 done
 
