@@ -47,6 +47,16 @@ static inline int MPI_Type_get_contents_c(MPI_Datatype type, MPI_Count ni, MPI_C
 #define ADIOI_COMPAT_WROTE(fd) ((void) ((fd)->dirty_write = 1))
 #endif
 
+/* Another driver's lock (abt: over its inner file). ROMIO 4: the driver's
+ * SetLock. ROMIO 3.2.1: its tables have no SetLock (ufs:, nfs:) unless
+ * ours (the backported slot): openmpi-patch's ADIOI_Lock_fd takes either. */
+#ifdef ADIOI_Lock_fd
+#define ADIOI_COMPAT_SetLock ADIOI_Lock_fd
+#else
+#define ADIOI_COMPAT_SetLock(fd, cmd, type, offset, whence, len) \
+    ((fd)->fns->ADIOI_xxx_SetLock((fd), (cmd), (type), (offset), (whence), (len)))
+#endif
+
 /* A feature ROMIO 4 can ask a driver about (none of ROMIO's code does). */
 #ifndef ADIO_IMMEDIATELY_VISIBLE
 #define ADIO_IMMEDIATELY_VISIBLE 308

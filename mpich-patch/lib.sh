@@ -126,3 +126,22 @@ file_systems() {
     done < "$(dirname "${BASH_SOURCE[0]}")/drivers"
     echo "$fs"
 }
+
+# patched_source DIR PACKAGE VERSION APPLY ROMIO: the upstream tarball of
+# Debian's source package PACKAGE (VERSION) unpacked in DIR/src, patched by
+# APPLY (SRC REPO, REPO being $repo), and ROMIO (relative to the tree)
+# autoreconf'ed (log in DIR/autoreconf.log). For the build scripts.
+patched_source() {
+    local dir=$1 package=$2 version=$3 apply=$4 romio=$5 tarball
+    mkdir -p "$dir/src"
+    echo "romio-patch: fetching $package $version with apt-get source"
+    (cd "$dir/src" && apt-get source --download-only -qq "$package" 2>&1 \
+        | grep -v '^W: Download is performed unsandboxed' || true)
+    tarball=$dir/src/${package}_$version.orig.tar.xz
+    [ -f "$tarball" ] || die "apt-get source did not give $package $version"
+    tar -C "$dir/src" -xf "$tarball"
+    "$apply" "$dir/src/$package-$version" "$repo"
+    echo "romio-patch: autoreconf in $romio"
+    (cd "$dir/src/$package-$version/$romio" && autoreconf -vif -I confdb) > "$dir/autoreconf.log" 2>&1 \
+        || { tail -30 "$dir/autoreconf.log"; die "autoreconf failed"; }
+}

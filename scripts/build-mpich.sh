@@ -27,17 +27,7 @@ log() { echo "build-mpich: $*"; }
 mkdir -p "$dir"
 if [ ! -f "$dir/.patched" ]; then
     rm -rf "$dir/src" "$build" "$install" "$dir"/.configured
-    mkdir -p "$dir/src"
-    log "fetching MPICH $version with apt-get source"
-    (cd "$dir/src" && apt-get source --download-only -qq mpich 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
-    tarball=$dir/src/mpich_$version.orig.tar.xz
-    [ -f "$tarball" ] || { echo "build-mpich: apt-get source did not give MPICH $version" >&2; exit 1; }
-    tar -C "$dir/src" -xf "$tarball"
-    log "applying mpich-patch"
-    "$repo/mpich-patch/apply.sh" "$src" "$repo"
-    log "autoreconf in src/mpi/romio"
-    (cd "$src/src/mpi/romio" && autoreconf -vif -I confdb) > "$dir/autoreconf.log" 2>&1 \
-        || { tail -30 "$dir/autoreconf.log"; exit 1; }
+    patched_source "$dir" mpich "$version" "$repo/mpich-patch/apply.sh" src/mpi/romio
     touch "$dir/.patched"
 fi
 

@@ -33,19 +33,10 @@ installed=$(dpkg-query -W -f='${Version}' libopenmpi-dev 2>/dev/null || true)
 mkdir -p "$dir"
 if [ ! -f "$dir/.patched" ]; then
     rm -rf "$dir/src" "$build" "$dir/components" "$dir"/.configured
-    mkdir -p "$dir/src"
-    log "fetching Open MPI $version with apt-get source"
-    (cd "$dir/src" && apt-get source --download-only -qq openmpi 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
-    tarball=$dir/src/openmpi_$version.orig.tar.xz
-    [ -f "$tarball" ] || die "apt-get source did not give Open MPI $version"
     # Debian's own patches touch nothing the io component compiles (wrapper
     # data, man pages, other architectures, the ofi mtl): the upstream tree.
-    tar -C "$dir/src" -xf "$tarball"
-    log "applying openmpi-patch"
-    "$repo/openmpi-patch/apply.sh" "$src" "$repo"
-    log "autoreconf in ompi/mca/io/romio321/romio"
-    (cd "$src/ompi/mca/io/romio321/romio" && autoreconf -vif -I confdb) > "$dir/autoreconf.log" 2>&1 \
-        || { tail -30 "$dir/autoreconf.log"; exit 1; }
+    patched_source "$dir" openmpi "$version" "$repo/openmpi-patch/apply.sh" \
+        ompi/mca/io/romio321/romio
     touch "$dir/.patched"
 fi
 

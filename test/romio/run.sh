@@ -33,7 +33,10 @@ case ${ROMIO_MPI:-mpich} in
     openmpi)
         src=$(echo "$2"/src/openmpi-*/ompi/mca/io/romio321/romio/test)
         gen=$2/build/ompi/mca/io/romio321/romio/test
-        mpicc=mpicc.openmpi mpiexec=$OPENMPI_MPIEXEC
+        # Open MPI's own switch for programs that use MPI-1 calls removed
+        # in MPI-3 (types_with_zeros: MPI_Type_struct), which its libmpi
+        # still has (MPI_LB and MPI_UB it does not declare: SKIPS)
+        mpicc="mpicc.openmpi -DOMPI_OMIT_MPI1_COMPAT_DECLS=0" mpiexec=$OPENMPI_MPIEXEC
         openmpi_env "$2/components" ;;
     *) echo "run.sh: ROMIO_MPI is mpich or openmpi" >&2; exit 2 ;;
 esac
@@ -74,8 +77,14 @@ types_with_zeros  2 F
 darray_read       4 F
 "
 
-# Tests that cannot pass in a mode, with the reason (mode pattern, test, why).
+# Tests that cannot pass in a mode, with the reason (mode pattern, test, why);
+# a pattern openmpi/MODE applies under ROMIO_MPI=openmpi only.
 SKIPS="
+openmpi/* noncontig uses MPI_LB and MPI_UB, removed in MPI-3.0, which Debian's Open MPI (built without --enable-mpi1-compatibility) does not declare
+openmpi/* noncontig_coll uses MPI_LB and MPI_UB (above)
+openmpi/* noncontig_coll2 uses MPI_LB and MPI_UB (above)
+openmpi/* i_noncontig uses MPI_LB and MPI_UB (above)
+openmpi/* error looks for ROMIO's message (\"displacement\") in MPI_Error_string; Open MPI's ROMIO glue drops ROMIO's messages (mpio_err.c)
 rdma-* file_info asks for striping_factor 0 (its default when run without -u or -b) and expects get_info to say 0; rdma: reports the layout the file really has (all servers), as docs/rdma.md promises
 "
 
@@ -85,7 +94,8 @@ skip_reason() {
     while read -r pat name why; do
         [ -n "$pat" ] || continue
         # shellcheck disable=SC2053
-        [[ $1 == $pat && $2 == "$name" ]] && { echo "$why"; return; }
+        [[ ${ROMIO_MPI:-mpich}/$1 == $pat || $1 == $pat ]] && [[ $2 == "$name" ]] &&
+            { echo "$why"; return; }
     done <<< "$SKIPS"
 }
 
@@ -94,7 +104,7 @@ if [ "$phase" != run ]; then
         [ -n "$name" ] || continue
         c=$src/$name.c
         [ -f "$gen/$name.c" ] && c=$gen/$name.c
-        "$mpicc" -O2 -w -o "$bindir/$name" "$c" > "$LOGDIR/$name.build" 2>&1 \
+        $mpicc -O2 -w -o "$bindir/$name" "$c" > "$LOGDIR/$name.build" 2>&1 \
             || rm -f "$bindir/$name"
     done <<< "$TESTS"
     [ "$phase" = build ] && exit 0
@@ -126,15 +136,15 @@ for mode in $modes; do
     echo "ROMIO test suite over ${base%/*} ($mode)"
     while read -r name np args; do
         [ -n "$name" ] || continue
-        if [ ! -x "$bindir/$name" ]; then
-            FAILED=$((FAILED + 1))
-            echo "  FAIL $mode.$name (does not build: see the build phase's $name.build)"
-            continue
-        fi
         why=$(skip_reason "$mode" "$name")
         if [ -n "$why" ]; then
             SKIPPED=$((SKIPPED + 1))
             echo "  SKIP $mode.$name: $why"
+            continue
+        fi
+        if [ ! -x "$bindir/$name" ]; then
+            FAILED=$((FAILED + 1))
+            echo "  FAIL $mode.$name (does not build: see the build phase's $name.build)"
             continue
         fi
         for d in $dirs; do mkdir -p "$d/$name"; done
