@@ -37,7 +37,8 @@ static inline int MPI_Type_get_contents_c(MPI_Datatype type, MPI_Count ni, MPI_C
 }
 #endif
 
-#ifdef ADIO_INCLUDE             /* ROMIO's adio.h */
+/* ROMIO's adio.h included (its guard: ADIO_H_INCLUDED in ROMIO 4, ADIO_INCLUDE in 3.2.1) */
+#if defined(ADIO_H_INCLUDED) || defined(ADIO_INCLUDE)
 
 /* ROMIO 4's Flush syncs only a file this process wrote to (fd->dirty_write);
  * ROMIO 3.2.1's always syncs, and has no such field. */
@@ -81,6 +82,6 @@ void ADIOI_COMPAT_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
 #define ROMIO_COMPAT_BLOCKING_ICOLL 1
 #endif
 
-#endif /* ADIO_INCLUDE */
+#endif /* adio.h */
 
 #endif /* ROMIO_COMPAT_H_INCLUDED */
