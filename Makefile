@@ -4,6 +4,8 @@
 #   make check           unit tests, integration tests, ROMIO's and MPICH's I/O tests over rfs:,
 #                        PnetCDF's tests over abt: (PnetCDF built once, cached)
 #   make check-mpich-io  MPICH's test/mpi/io over rfs: alone (ROMIO_FSTYPE_FORCE=rfs:)
+#   make openmpi         the drivers in Open MPI's io component, for Debian's Open MPI (cached)
+#   make check-openmpi   the drivers under Debian's Open MPI: tests, HDF5, ROMIO's suite
 #   make check-sanitize  unit and integration tests under ASan+UBSan, TSan and valgrind
 #   make check-rdma      the verbs transport and rfsd --rdma over soft-RoCE in a qemu guest
 #   make check-lab       the drivers on a virtual cluster (test/lab/): 4 server hosts, 2 client
@@ -29,6 +31,12 @@ CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)
 MPICH_KEY     := $(shell { cat mpich-patch/* ad_*/Makefile.mk adio/romio.mk common/romio.mk; \
                    echo '$(CURDIR)'; } | sha256sum | cut -c1-16)
 MPICH_DIR     := $(CACHE_ROOT)/mpich-$(MPICH_VERSION)-$(MPICH_KEY)
+# Open MPI's io component (Debian's Open MPI 4.1.4, ROMIO 3.2.1) with the
+# drivers, keyed the same way (docs/openmpi.md).
+OPENMPI_VERSION := 4.1.4
+OPENMPI_KEY   := $(shell { cat mpich-patch/* openmpi-patch/* ad_*/Makefile.mk adio/romio.mk \
+                   common/romio.mk; echo '$(OPENMPI_VERSION) $(CURDIR)'; } | sha256sum | cut -c1-16)
+OPENMPI_DIR   := $(CACHE_ROOT)/openmpi-$(OPENMPI_VERSION)-$(OPENMPI_KEY)
 # PnetCDF built with that MPICH's mpicc, for its own tests (test/apps/)
 PNETCDF_DIR   := $(MPICH_DIR)-pnetcdf
 PREFIX        := $(CURDIR)/build/install
@@ -72,7 +80,7 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 
-.PHONY: all deps mpich pnetcdf layering rfsd unit check check-lab lab-deps check-rdma rdma-deps rdma-vm-progs \
+.PHONY: all deps mpich openmpi check-openmpi pnetcdf layering rfsd unit check check-lab lab-deps check-rdma rdma-deps rdma-vm-progs \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll \
         bench-reg bench-lab \
@@ -87,6 +95,20 @@ mpich: deps
 	@bash scripts/build-mpich.sh $(CURDIR) $(MPICH_DIR)
 	@mkdir -p build && [ "$$(readlink build/install)" = $(MPICH_DIR)/install ] || \
 	    ln -sfn $(MPICH_DIR)/install build/install
+
+# Debian's Open MPI and parallel HDF5, and the io component for it, linked
+# as build/openmpi (the directory to put first in Open MPI's component path)
+openmpi:
+	@bash scripts/install-deps.sh openmpi
+	@bash scripts/build-openmpi.sh $(CURDIR) $(OPENMPI_DIR)
+	@mkdir -p build && [ "$$(readlink build/openmpi)" = $(OPENMPI_DIR)/components ] || \
+	    ln -sfn $(OPENMPI_DIR)/components build/openmpi
+
+# The drivers under Debian's Open MPI: integration tests, HDF5, ROMIO's suite
+check-openmpi: openmpi $(FOBJ)/rfsd
+	@w=$$(mktemp -d); bash test/openmpi/run.sh $(CURDIR) $(OPENMPI_DIR) $$w $$w/res; \
+	 read p f s < $$w/res 2>/dev/null || { p=0 f=1 s=0; }; rm -rf $$w; \
+	 echo "openmpi: $$p passed, $$f failed, $$s skipped"; [ $$f -eq 0 ]
 
 $(FOBJ)/o/%.o: %.c
 	@mkdir -p $(dir $@)

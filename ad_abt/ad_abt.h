@@ -18,6 +18,7 @@
 #define AD_ABT_H_INCLUDED
 
 #include "adio.h"
+#include "romio_compat.h"
 #include "abt/abt.h"
 
 /* Set: every close prints the file's buffering statistics (stderr). */

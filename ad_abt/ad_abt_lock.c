@@ -18,7 +18,7 @@ int ADIOI_ABT_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int w
             return err;
     }
     ADIOI_ABT_Sync_shadow(fd);
-    int err = a->inner->fns->ADIOI_xxx_SetLock(a->inner, cmd, type, offset, whence, len);
+    int err = ADIOI_COMPAT_SetLock(a->inner, cmd, type, offset, whence, len);
     if (err == MPI_SUCCESS) {
         if (!unlock)
             a->locks_held++;

@@ -48,7 +48,7 @@ void ADIOI_ABT_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatyp
     }
     if (*error_code == MPI_SUCCESS && file_ptr_type == ADIO_INDIVIDUAL)
         fd->fp_ind = fd->fp_sys_posn = off + len;
-    fd->dirty_write = 1;
+    ADIOI_COMPAT_WROTE(fd);
 }
 
 /* Piece by piece unless data sieving is asked for: the pieces are copied

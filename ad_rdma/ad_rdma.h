@@ -10,6 +10,7 @@
 #define AD_RDMA_H_INCLUDED
 
 #include "adio.h"
+#include "romio_compat.h"
 #include "rfs_adio.h"
 #include "stripe/stripe_file.h"
 

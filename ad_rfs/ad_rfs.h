@@ -7,6 +7,7 @@
 #define AD_RFS_H_INCLUDED
 
 #include "adio.h"
+#include "romio_compat.h"
 #include "rfs_adio.h"
 #include "proto/rfs_client.h"
 

@@ -4,6 +4,7 @@
  * types built with the int forms).
  */
 #include "dtype_mpi.h"
+#include "romio_compat.h"
 
 #include <errno.h>
 #include <stdlib.h>

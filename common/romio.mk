@@ -13,12 +13,14 @@ noinst_HEADERS +=                           \
     adio/suite_common/dtype_mpi.h           \
     adio/suite_common/dtype_view.h          \
     adio/suite_common/adio_hints.h          \
-    adio/suite_common/rfs_adio.h
+    adio/suite_common/rfs_adio.h            \
+    adio/suite_common/romio_compat.h
 
 romio_other_sources +=                      \
     adio/suite_common/dtype_mpi.c           \
     adio/suite_common/dtype_view.c          \
     adio/suite_common/adio_hints.c          \
-    adio/suite_common/rfs_adio.c
+    adio/suite_common/rfs_adio.c            \
+    adio/suite_common/romio_compat.c
 
 endif BUILD_NETCORE

@@ -22,45 +22,21 @@ build=$dir/build
 install=$dir/install
 
 log() { echo "build-mpich: $*"; }
+. "$repo/mpich-patch/lib.sh"
 
 mkdir -p "$dir"
 if [ ! -f "$dir/.patched" ]; then
     rm -rf "$dir/src" "$build" "$install" "$dir"/.configured
-    mkdir -p "$dir/src"
-    log "fetching MPICH $version with apt-get source"
-    (cd "$dir/src" && apt-get source --download-only -qq mpich 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
-    tarball=$dir/src/mpich_$version.orig.tar.xz
-    [ -f "$tarball" ] || { echo "build-mpich: apt-get source did not give MPICH $version" >&2; exit 1; }
-    tar -C "$dir/src" -xf "$tarball"
-    log "applying mpich-patch"
-    "$repo/mpich-patch/apply.sh" "$src" "$repo"
-    log "autoreconf in src/mpi/romio"
-    (cd "$src/src/mpi/romio" && autoreconf -vif -I confdb) > "$dir/autoreconf.log" 2>&1 \
-        || { tail -30 "$dir/autoreconf.log"; exit 1; }
+    patched_source "$dir" mpich "$version" "$repo/mpich-patch/apply.sh" src/mpi/romio
     touch "$dir/.patched"
 fi
 
-# link NAME TARGET: the symlink NAME to TARGET, left alone when it is one.
-link() {
-    [ "$(readlink "$1")" = "$2" ] || ln -sfn "$2" "$1"
-}
-
 # The driver directories in the ROMIO tree: links into this checkout, made
-# here on the first run and checked on every later one.
-romio=$src/src/mpi/romio
-while read -r name _; do
-    case "$name" in ''|'#'*) continue ;; esac
-    [ -d "$repo/ad_$name" ] && link "$romio/adio/ad_$name" "$repo/ad_$name"
-done < "$repo/mpich-patch/drivers"
-link "$romio/adio/netcore" "$repo/adio"
-link "$romio/adio/suite_common" "$repo/common"
+# at patching and checked on every later run.
+link_drivers "$src/src/mpi/romio" "$repo"
 
 if [ ! -f "$dir/.configured" ]; then
-    fs="ufs+nfs+testfs"
-    while read -r name _; do
-        case "$name" in ''|'#'*) continue ;; esac
-        [ -d "$repo/ad_$name" ] && fs="$fs+$name"
-    done < "$repo/mpich-patch/drivers"
+    fs=$(file_systems ufs+nfs+testfs "$repo")
     mapfile -t args < <(grep -v '^#' "$repo/mpich-patch/configure.args")
     log "configuring MPICH ($fs) in $build"
     rm -rf "$build"; mkdir -p "$build"

@@ -22,6 +22,10 @@ busybox-static kmod"
 # gnuplot (make bench-lab's plot)
 [ "${1:-}" = bench-lab ] && PACKAGES="$PACKAGES iproute2 kmod iperf3 gnuplot-nox"
 
+# `install-deps.sh openmpi`: Debian's Open MPI and its parallel HDF5 (make
+# openmpi, make check-openmpi)
+[ "${1:-}" = openmpi ] && PACKAGES="$PACKAGES libopenmpi-dev openmpi-bin libhdf5-openmpi-dev"
+
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

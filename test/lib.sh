@@ -236,3 +236,14 @@ write_results() {
 }
 
 MPIEXEC_FLAGS="-launcher fork"
+
+# Debian's Open MPI with the io component of make openmpi (docs/openmpi.md):
+# openmpi_env COMPONENT_DIR puts that directory before Open MPI's own in its
+# component path (its mca_io_romio321.so is found first) and lets mpirun run
+# as root; OPENMPI_MPIEXEC is mpirun choosing ROMIO for MPI-IO, several
+# processes per core allowed.
+openmpi_env() {
+    export OMPI_MCA_mca_base_component_path="$1:SYSTEM_DEFAULT"
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+}
+OPENMPI_MPIEXEC="mpirun.openmpi --mca io romio321 --oversubscribe --bind-to none"

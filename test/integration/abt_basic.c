@@ -99,22 +99,11 @@ static void test_read_after_write(void)
     CHECK_MPI(MPI_File_sync(fh));
     check_all_blocks(fh, 1);
 
-    MPI_Info got;
-    char value[MPI_MAX_INFO_VAL + 1];
-    int flag;
-    CHECK_MPI(MPI_File_get_info(fh, &got));
-    MPI_Info_get(got, "abt_buffer_size", MPI_MAX_INFO_VAL, value, &flag);
-    CHECK(flag && strcmp(value, "1048576") == 0, "abt_buffer_size %s", flag ? value : "-");
-    MPI_Info_get(got, "abt_max_memory", MPI_MAX_INFO_VAL, value, &flag);
-    CHECK(flag && strcmp(value, "16777216") == 0, "abt_max_memory %s", flag ? value : "-");
-    MPI_Info_get(got, "romio_visibility_immediate", MPI_MAX_INFO_VAL, value, &flag);
-    CHECK(flag && strcmp(value, "false") == 0, "visibility %s", flag ? value : "-");
-    MPI_Info_free(&got);
+    info_expect(fh, "abt_buffer_size", "1048576");
+    info_expect(fh, "abt_max_memory", "16777216");
+    info_expect(fh, "romio_visibility_immediate", "false");
     CHECK_MPI(MPI_File_set_atomicity(fh, 1));
-    CHECK_MPI(MPI_File_get_info(fh, &got));
-    MPI_Info_get(got, "romio_visibility_immediate", MPI_MAX_INFO_VAL, value, &flag);
-    CHECK(flag && strcmp(value, "true") == 0, "atomic visibility %s", flag ? value : "-");
-    MPI_Info_free(&got);
+    info_expect(fh, "romio_visibility_immediate", "true");
     CHECK_MPI(MPI_File_close(&fh));
     MPI_Info_free(&info);
 }

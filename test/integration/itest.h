@@ -43,12 +43,25 @@ static inline const char *err_string(int rc)
               (expected), rc_ ? err_string(rc_) : "success");                     \
     } while (0)
 
+/* Whether MPI_File_get_info and MPI_File_set_info reach ROMIO and its error
+ * messages are kept: not under Open MPI 4.1 (ITEST_MPI=openmpi, set by
+ * test/openmpi/run.sh, which counts those checks as skipped): its get_info
+ * returns the info the application gave and its set_info keeps the new one
+ * without asking the io component, and its ROMIO glue drops messages. */
+static inline int romio_info_reported(void)
+{
+    const char *mpi = getenv("ITEST_MPI");
+    return !mpi || strcmp(mpi, "openmpi") != 0;
+}
+
 /* MPI_File_get_info of fh has key, with the value `expect` unless NULL. */
 static inline void info_expect(MPI_File fh, const char *key, const char *expect)
 {
     MPI_Info info;
     char value[MPI_MAX_INFO_VAL + 1];
     int flag = 0;
+    if (!romio_info_reported())
+        return;
     CHECK_MPI(MPI_File_get_info(fh, &info));
     MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
     CHECK(flag, "MPI_File_get_info has no %s", key);
@@ -69,7 +82,7 @@ static inline void check_refused(int rc, const char *key, const char *value, int
     CHECK(cls == MPI_ERR_INFO_VALUE, "%s=%s: class %d, expected MPI_ERR_INFO_VALUE (%s)", key,
           value, cls, rc ? err_string(rc) : "success");
     snprintf(what, sizeof what, "%s=%s", key, value);
-    CHECK(!own || strstr(err_string(rc), what), "message without %s: %s", what, err_string(rc));
+    CHECK(!own || !romio_info_reported() || strstr(err_string(rc), what), "message without %s: %s", what, err_string(rc));
 }
 
 /* Opening (and creating) name with key=value fails with MPI_ERR_INFO_VALUE,
@@ -117,6 +130,8 @@ static inline void set_info_refused(MPI_File fh, const char *key, const char *va
                                     const char *kept)
 {
     MPI_Info info;
+    if (!romio_info_reported())
+        return;
     MPI_Info_create(&info);
     MPI_Info_set(info, key, value);
     check_refused(MPI_File_set_info(fh, info), key, value, 1);
@@ -129,6 +144,8 @@ static inline void set_info_expect(MPI_File fh, const char *key, const char *val
                                    const char *now)
 {
     MPI_Info info;
+    if (!romio_info_reported())
+        return;
     MPI_Info_create(&info);
     MPI_Info_set(info, key, value);
     CHECK_MPI(MPI_File_set_info(fh, info));

@@ -13,18 +13,6 @@
 
 #define BLOCK ((1u << 20) + 4093)   /* not a power of two on purpose */
 
-static void check_hint(MPI_File fh, const char *key, const char *expected)
-{
-    MPI_Info info;
-    char value[MPI_MAX_INFO_VAL + 1];
-    int flag;
-    CHECK_MPI(MPI_File_get_info(fh, &info));
-    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
-    CHECK(flag && strcmp(value, expected) == 0, "hint %s = %s, expected %s", key,
-          flag ? value : "(unset)", expected);
-    MPI_Info_free(&info);
-}
-
 /* Rank 0 reads the file straight from the server's export root. */
 static void check_server_copy(const char *root, const char *path, uint64_t size)
 {
@@ -64,8 +52,8 @@ int main(int argc, char **argv)
 
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR,
                             MPI_INFO_NULL, &fh));
-    check_hint(fh, "rfs_timeout", "120");
-    check_hint(fh, "rfs_defer_open", "disable");
+    info_expect(fh, "rfs_timeout", "120");
+    info_expect(fh, "rfs_defer_open", "disable");
 
     /* first block: explicit offset; second: individual file pointer */
     pattern_fill(buf, 2 * BLOCK, mine, 7);

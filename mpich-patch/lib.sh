@@ -1,0 +1,147 @@
+# Registering this suite's drivers in a ROMIO source tree: what MPICH's ROMIO
+# (apply.sh) and Open MPI's (apply-openmpi.sh) have in common. Sourced; the
+# caller sets the anchors of its ROMIO version and defines register_prefix.
+#
+#   ANCHOR_FS_LIST  sed regex (one group) of the start of configure.ac's
+#                   known_filesystems list, the new name goes after it
+#   ANCHOR_MK       adio/Makefile.mk line the driver includes go after
+#   ANCHOR_ADIO_H   adio/include/adio.h line the ADIO_NAME constants go after
+#   ANCHOR_PROTO    adioi_fs_proto.h line the operations' externs go before
+#   register_prefix ROMIO NAME NAME_UPPER: the "name:" prefix in ad_fstype.c
+#
+# Each edit checks that its anchor exists, so another ROMIO version fails
+# loudly instead of half-patching. The caller runs `autoreconf -vif -I confdb`
+# in the ROMIO tree afterwards.
+
+die() { echo "romio-patch: $*" >&2; exit 1; }
+
+# insert_after FILE ANCHOR-REGEX TEXT: insert TEXT after the first line matching ANCHOR.
+insert_after() {
+    insert_at "$@" 1
+}
+
+# insert_before FILE ANCHOR-REGEX TEXT
+insert_before() {
+    insert_at "$@" 0
+}
+
+# insert_at FILE ANCHOR-REGEX TEXT AFTER(0|1)
+insert_at() {
+    grep -qE "$2" "$1" || die "anchor '$2' not found in $1"
+    python3 - "$1" "$2" "$3" "$4" <<'PY'
+import re, sys
+path, anchor, text, after = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+lines = open(path).read().split('\n')
+for i, line in enumerate(lines):
+    if re.search(anchor, line):
+        lines[i + after:i + after] = text.split('\n')
+        break
+open(path, 'w').write('\n'.join(lines))
+PY
+}
+
+# register_drivers ROMIO REPO: every driver of drivers (beside this file)
+# whose ad_NAME/ exists in REPO, then the shared core and glue.
+register_drivers() {
+    local romio=$1 repo=$2 here netcore_names="" name value libs NAME define lib
+    here=$(dirname "${BASH_SOURCE[0]}")
+    [ -f "$romio/configure.ac" ] || die "$romio/configure.ac: no ROMIO source tree"
+    if grep -q "romio-drivers-suite" "$romio/configure.ac"; then
+        die "$romio is already patched"
+    fi
+    while read -r name value libs; do
+        case "$name" in ''|'#'*) continue ;; esac
+        [ -d "$repo/ad_$name" ] || continue
+        NAME=$(echo "$name" | tr '[:lower:]' '[:upper:]')
+        echo "romio-patch: registering $name (ADIO_$NAME = $value)"
+
+        sed -i -E "s/^($ANCHOR_FS_LIST)/\1 $name/" "$romio/configure.ac"
+        grep -qE "${ANCHOR_FS_LIST##* } $name" "$romio/configure.ac" \
+            || die "known_filesystems list not found"
+
+        define="if test -n \"\$file_system_$name\"; then
+    AC_DEFINE(ROMIO_$NAME,1,[Define for ROMIO with $NAME (romio-drivers-suite)])"
+        for lib in $libs; do
+            define="$define
+    PAC_APPEND_FLAG([-l$lib],[LIBS])"
+        done
+        define="$define
+fi"
+        insert_before "$romio/configure.ac" '^if test -n "\$file_system_testfs"; then' "$define"
+
+        insert_after "$romio/adio/Makefile.mk" "$ANCHOR_MK" \
+            "include \$(top_srcdir)/adio/ad_$name/Makefile.mk"
+
+        insert_after "$romio/adio/include/adio.h" "$ANCHOR_ADIO_H" \
+            "#define ADIO_$NAME $(printf '%*s' $((17 - ${#NAME})) '')$value    /* romio-drivers-suite */"
+
+        insert_before "$romio/adio/include/adioi_fs_proto.h" "$ANCHOR_PROTO" \
+            "#ifdef ROMIO_$NAME
+extern struct ADIOI_Fns_struct ADIO_${NAME}_operations;
+/* prototypes are in adio/ad_$name/ad_$name.h */
+#endif
+"
+        register_prefix "$romio" "$name" "$NAME"
+        netcore_names="$netcore_names \$file_system_$name"
+    done < "$here/drivers"
+
+    [ -n "$netcore_names" ] || die "no driver of $here/drivers has a directory in $repo"
+
+    # The shared core (adio/ of this repository) and the drivers' shared ROMIO
+    # glue (common/) are compiled into libromio when any of the drivers is built.
+    insert_before "$romio/configure.ac" '^if test -n "\$file_system_testfs"; then' \
+        "AM_CONDITIONAL([BUILD_NETCORE],[test -n \"$(echo $netcore_names | tr -d ' ')\"])  dnl romio-drivers-suite"
+    insert_after "$romio/adio/Makefile.mk" "$ANCHOR_MK" \
+        "include \$(top_srcdir)/adio/netcore/romio.mk
+include \$(top_srcdir)/adio/suite_common/romio.mk"
+    link_drivers "$romio" "$repo"
+}
+
+# link_drivers ROMIO REPO: the driver directories, the core and the glue in
+# the ROMIO tree, links into REPO (editing a driver needs no re-patching).
+# A link that already leads there is left alone, so that make sees no change.
+link_drivers() {
+    local romio=$1 repo=$2 name _
+    while read -r name _; do
+        case "$name" in ''|'#'*) continue ;; esac
+        [ -d "$repo/ad_$name" ] && link "$romio/adio/ad_$name" "$repo/ad_$name"
+    done < "$(dirname "${BASH_SOURCE[0]}")/drivers"
+    link "$romio/adio/netcore" "$repo/adio"
+    link "$romio/adio/suite_common" "$repo/common"
+}
+
+# link NAME TARGET: the symlink NAME to TARGET, left alone when it is one.
+link() {
+    [ "$(readlink "$1")" = "$2" ] || ln -sfn "$2" "$1"
+}
+
+# file_systems: ROMIO's --with-file-system value, BASE plus every driver
+# of drivers whose directory exists in REPO.
+#   file_systems BASE REPO
+file_systems() {
+    local fs=$1 repo=$2 name _
+    while read -r name _; do
+        case "$name" in ''|'#'*) continue ;; esac
+        [ -d "$repo/ad_$name" ] && fs="$fs+$name"
+    done < "$(dirname "${BASH_SOURCE[0]}")/drivers"
+    echo "$fs"
+}
+
+# patched_source DIR PACKAGE VERSION APPLY ROMIO: the upstream tarball of
+# Debian's source package PACKAGE (VERSION) unpacked in DIR/src, patched by
+# APPLY (SRC REPO, REPO being $repo), and ROMIO (relative to the tree)
+# autoreconf'ed (log in DIR/autoreconf.log). For the build scripts.
+patched_source() {
+    local dir=$1 package=$2 version=$3 apply=$4 romio=$5 tarball
+    mkdir -p "$dir/src"
+    echo "romio-patch: fetching $package $version with apt-get source"
+    (cd "$dir/src" && apt-get source --download-only -qq "$package" 2>&1 \
+        | grep -v '^W: Download is performed unsandboxed' || true)
+    tarball=$dir/src/${package}_$version.orig.tar.xz
+    [ -f "$tarball" ] || die "apt-get source did not give $package $version"
+    tar -C "$dir/src" -xf "$tarball"
+    "$apply" "$dir/src/$package-$version" "$repo"
+    echo "romio-patch: autoreconf in $romio"
+    (cd "$dir/src/$package-$version/$romio" && autoreconf -vif -I confdb) > "$dir/autoreconf.log" 2>&1 \
+        || { tail -30 "$dir/autoreconf.log"; die "autoreconf failed"; }
+}
