@@ -28,6 +28,8 @@ MPICH_KEY     := $(shell { cat mpich-patch/* ad_*/Makefile.mk adio/romio.mk comm
 MPICH_DIR     := $(CACHE_ROOT)/mpich-$(MPICH_VERSION)-$(MPICH_KEY)
 # PnetCDF built with that MPICH's mpicc, for its own tests (test/apps/)
 PNETCDF_DIR   := $(MPICH_DIR)-pnetcdf
+# parallel HDF5 and its testpar programs, the same way (make check-apps)
+HDF5_DIR      := $(MPICH_DIR)-hdf5
 PREFIX        := $(CURDIR)/build/install
 OBJ           := build/obj
 
@@ -69,7 +71,7 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 
-.PHONY: all deps mpich pnetcdf layering rfsd unit check check-lab check-rdma rdma-deps rdma-vm-progs \
+.PHONY: all deps mpich pnetcdf hdf5 layering rfsd unit check check-lab check-rdma rdma-deps rdma-vm-progs \
         check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll \
         bench-reg \
@@ -134,6 +136,9 @@ layering:
 
 pnetcdf: mpich
 	@bash scripts/build-pnetcdf.sh $(PREFIX) $(PNETCDF_DIR)
+
+hdf5: mpich
+	@bash scripts/build-hdf5.sh $(PREFIX) $(HDF5_DIR)
 
 # The test command of README.md and CI: every suite runs, one summary line.
 check: layering all unit pnetcdf
