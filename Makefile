@@ -4,6 +4,9 @@
 #   make check           unit tests, integration tests, ROMIO's and MPICH's I/O tests over rfs:,
 #                        PnetCDF's tests over abt: (PnetCDF built once, cached)
 #   make check-mpich-io  MPICH's test/mpi/io over rfs: alone (ROMIO_FSTYPE_FORCE=rfs:)
+#   make check-apps      HDF5's and PnetCDF's parallel tests over every prefix (ufs: the
+#                        baseline), MPICH's test/mpi/io over rdma:, abt:rfs:, abt:ufs:
+#                        (CI's subset: test/apps/run.sh); check-apps-full: all of them
 #   make check-sanitize  unit and integration tests under ASan+UBSan, TSan and valgrind
 #   make check-rdma      the verbs transport and rfsd --rdma over soft-RoCE in a qemu guest
 #   make check-lab       the drivers on a virtual cluster (test/lab/): 4 server hosts, 2 client
@@ -72,7 +75,7 @@ FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 
 .PHONY: all deps mpich pnetcdf hdf5 layering rfsd unit check check-lab check-rdma rdma-deps rdma-vm-progs \
-        check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
+        check-sanitize check-mpich-io check-apps check-apps-full check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll \
         bench-reg \
         clean distclean
@@ -154,6 +157,14 @@ check-lab: all
 check-mpich-io: all
 	@w=$$(mktemp -d); bash test/mpich-io/run.sh $(PREFIX) $(MPICH_DIR) $$w $$w/res; \
 	 read p f s < $$w/res; rm -rf $$w; echo "$$p passed, $$f failed, $$s skipped"; [ $$f -eq 0 ]
+
+# The applications' own parallel suites over every prefix (test/apps/run.sh):
+# quick is CI's subset, full every program with every process count.
+check-apps: all pnetcdf hdf5
+	@bash test/apps/run.sh $(CURDIR) $(MPICH_DIR) $(PNETCDF_DIR) $(HDF5_DIR) quick
+
+check-apps-full: all pnetcdf hdf5
+	@bash test/apps/run.sh $(CURDIR) $(MPICH_DIR) $(PNETCDF_DIR) $(HDF5_DIR) full
 
 check-sanitize: all
 	@bash test/sanitize.sh $(CURDIR)

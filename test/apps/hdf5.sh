@@ -67,16 +67,6 @@ LOGDIR=$work/logs
 mkdir -p "$LOGDIR"
 trap stop_all_rfsd EXIT
 
-# The reason MODE skips NAME, or nothing.
-skip_reason() {
-    local pat name why
-    while read -r pat name why; do
-        [ -n "$pat" ] || continue
-        # shellcheck disable=SC2053
-        [[ $1 == $pat && $2 == "$name" ]] && { echo "$why"; return; }
-    done <<< "$SKIPS"
-}
-
 export PREFIX_MPIEXEC=$PREFIX/bin/mpiexec MPIEXEC_FLAGS
 for mode in $modes; do
     mode_setup "$mode" "$work" || { FAILED=$((FAILED + 1)); echo "  FAIL $mode: no servers"; continue; }
@@ -85,7 +75,7 @@ for mode in $modes; do
     echo "HDF5's parallel tests over $mode"
     for entry in $programs; do
         prog=${entry%%:*} np=${entry#*:} args=""
-        why=$(skip_reason "$mode" "$prog")
+        why=$(skip_reason "$SKIPS" "$mode" "$prog")
         if [ -n "$why" ]; then
             SKIPPED=$((SKIPPED + 1))
             echo "  SKIP hdf5.$mode.$prog: $why"
@@ -94,7 +84,7 @@ for mode in $modes; do
         if [ "$prog" = testphdf5 ]; then
             while read -r _ name _; do
                 case $name in testphdf5.*) ;; *) continue ;; esac
-                why=$(skip_reason "$mode" "$name")
+                why=$(skip_reason "$SKIPS" "$mode" "$name")
                 [ -n "$why" ] || continue
                 SKIPPED=$((SKIPPED + 1))
                 echo "  SKIP hdf5.$mode.$name: $why"

@@ -6,7 +6,8 @@
 #   pnetcdf-ptest.sh PREFIX PNETCDF_DIR WORKDIR RESULTS MODE... [-- PROGRAM...]
 # PROGRAMs (DIR/NAME, as in the lists below) limit the run to those; the
 # process counts are the lists' own, at most 4 (make check-apps-full runs
-# them all; PNETCDF_NPROCS=N keeps only the count N).
+# them all; PNETCDF_NPROCS=N keeps only the count N, PNETCDF_NPROCS=lowest
+# the first of each list).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 self=$here/$(basename "$0")
@@ -113,19 +114,21 @@ for mode in $modes; do
         d=${entry%%:*}
         while IFS='|' read -r name progs args files; do
             [ -z "$only" ] || [[ $only == *" $d/$name "* ]] || continue
-            for np in ${entry#*:}; do
-                np=${np//,/ }
-                for n in $np; do
-                    [ -z "${PNETCDF_NPROCS:-}" ] || [ "$n" = "$PNETCDF_NPROCS" ] || continue
-                    out=$name.np$n.nc
-                    a=${args//OUT/$out} f=${files//OUT/$out}
-                    bins=""
-                    for p in ${progs//+/ }; do bins="$bins${bins:++}$src/test/$d/$p"; done
-                    # shellcheck disable=SC2086
-                    run_case "pnetcdf.$mode.$d.$name.np$n" 600 env -C "$dir" $MODE_ENV \
-                        MODE_POSIX=$posix bash "$self" --case "$n" "$bins" "${a//INQ/inq}" "$f" \
-                        "$validator" "$work/bin/mpi_copy"
-                done
+            nps=${entry#*:}
+            case ${PNETCDF_NPROCS:-} in
+                '') ;;
+                lowest) nps=${nps%%,*} ;;
+                *) [[ ,$nps, == *,$PNETCDF_NPROCS,* ]] && nps=$PNETCDF_NPROCS || nps="" ;;
+            esac
+            for n in ${nps//,/ }; do
+                out=$name.np$n.nc
+                a=${args//OUT/$out} f=${files//OUT/$out}
+                bins=""
+                for p in ${progs//+/ }; do bins="$bins${bins:++}$src/test/$d/$p"; done
+                # shellcheck disable=SC2086
+                run_case "pnetcdf.$mode.$d.$name.np$n" 600 env -C "$dir" $MODE_ENV \
+                    MODE_POSIX=$posix bash "$self" --case "$n" "$bins" "${a//INQ/inq}" "$f" \
+                    "$validator" "$work/bin/mpi_copy"
             done
         done < <(cases_of "$d")
     done

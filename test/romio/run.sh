@@ -66,16 +66,6 @@ SKIPS="
 rdma-* file_info asks for striping_factor 0 (its default when run without -u or -b) and expects get_info to say 0; rdma: reports the layout the file really has (all servers), as docs/rdma.md promises
 "
 
-# The reason MODE skips NAME, or nothing.
-skip_reason() {
-    local pat name why
-    while read -r pat name why; do
-        [ -n "$pat" ] || continue
-        # shellcheck disable=SC2053
-        [[ $1 == $pat && $2 == "$name" ]] && { echo "$why"; return; }
-    done <<< "$SKIPS"
-}
-
 if [ "$phase" != run ]; then
     while read -r name np args; do
         [ -n "$name" ] || continue
@@ -118,7 +108,7 @@ for mode in $modes; do
             echo "  FAIL $mode.$name (does not build: see the build phase's $name.build)"
             continue
         fi
-        why=$(skip_reason "$mode" "$name")
+        why=$(skip_reason "$SKIPS" "$mode" "$name")
         if [ -n "$why" ]; then
             SKIPPED=$((SKIPPED + 1))
             echo "  SKIP $mode.$name: $why"
