@@ -23,11 +23,14 @@ t_prestart:2 t_init_term:2 t_shapesame:2 t_filters_parallel:2 t_pflush:2"
 # serial driver: a striped file has no POSIX path.
 SKIPS="
 * t_cache_image HDF5's own CMake test list leaves it out (testpar/CMakeTests.cmake: do not test until new version is added); here it hangs over ufs: as well (smoke check 1, after rank 0's helper process)
+abt-* t_mpi its first test (one process writes, the others read after MPI_Bcast and MPI_Barrier, no sync, no atomic mode: t_mpi.c:1095) asks for more than MPI promises (sync, barrier, sync); abt: keeps an independent write buffered until sync, close or a collective call that meets it (docs/abt.md, Order and visibility)
 rdma* testphdf5.calloc rank 0 creates the file with HDF5's serial (POSIX) driver, then all open it with MPI-IO (t_chunk_alloc.c:97)
 rdma* testphdf5.fltread rank 0 writes the file with HDF5's serial (POSIX) driver (t_filter_read.c:100)
 rdma* testphdf5.cmpdsetr rank 0 writes the file with HDF5's serial (POSIX) driver (t_dset.c:2506)
 rdma* testphdf5.atomicity rank 0 reopens the file with HDF5's serial (POSIX) driver (t_dset.c:4112)
 rdma* t_cache removes its file with remove(3) and fails when that fails (t_cache.c:4199)
+rdma* t_pread writes a user block into its file with open(2) and write(2) (t_pread.c:392)
+rdma* t_filters_parallel each read test writes its file first with HDF5's serial (POSIX) driver on rank 0 (t_filters_parallel.c:2801)
 "
 
 # --case NP PROGRAM [ARGS]: one run in the current directory; " No Errors"

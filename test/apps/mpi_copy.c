@@ -1,14 +1,11 @@
-/* mpi_copy get NAME LOCAL | mpi_copy put LOCAL NAME: copies a file between
- * NAME, read or written through MPI-IO (so through whatever driver its name
- * or ROMIO_FSTYPE_FORCE selects), and the local file LOCAL, read or written
- * with stdio. A file striped by rdma: has no POSIX path of its own: this is
- * how a serial tool of an application's test suite (PnetCDF's ncvalidator)
- * checks it, and how the suite's sample input files get onto it. One
- * process. */
+/* mpi_copy NAME LOCAL: copies the file NAME, read through MPI-IO (so
+ * through whatever driver its name or ROMIO_FSTYPE_FORCE selects), to the
+ * local file LOCAL, written with stdio. A file striped by rdma: has no POSIX
+ * path of its own: this is how a serial tool of an application's test suite
+ * (PnetCDF's ncvalidator) checks it. One process. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 enum { CHUNK = 4 << 20 };
 
@@ -47,49 +44,19 @@ static void get(const char *name, FILE *out, char *buf)
     MPI_File_close(&fh);
 }
 
-/* the stream in through MPI-IO into NAME, created or truncated */
-static void put(FILE *in, const char *name, char *buf)
-{
-    MPI_File fh;
-    MPI_Offset off = 0;
-    size_t n;
-    int err = MPI_File_open(MPI_COMM_SELF, name, MPI_MODE_WRONLY | MPI_MODE_CREATE,
-                            MPI_INFO_NULL, &fh);
-    if (err != MPI_SUCCESS)
-        die(name, err);
-    if ((err = MPI_File_set_size(fh, 0)) != MPI_SUCCESS)
-        die("set_size", err);
-    while ((n = fread(buf, 1, CHUNK, in)) > 0) {
-        if ((err = MPI_File_write_at(fh, off, buf, (int)n, MPI_BYTE, MPI_STATUS_IGNORE)) !=
-            MPI_SUCCESS)
-            die("write_at", err);
-        off += (MPI_Offset)n;
-    }
-    if (ferror(in))
-        die("reading the local file", MPI_SUCCESS);
-    if ((err = MPI_File_close(&fh)) != MPI_SUCCESS)
-        die("close", err);
-}
-
 int main(int argc, char **argv)
 {
     char *buf = malloc(CHUNK);
-    int is_get = argc == 4 && strcmp(argv[1], "get") == 0;
-    int is_put = argc == 4 && strcmp(argv[1], "put") == 0;
     FILE *local;
 
     MPI_Init(&argc, &argv);
-    if (!buf || !(is_get || is_put)) {
-        fprintf(stderr, "usage: mpi_copy get NAME LOCAL | mpi_copy put LOCAL NAME\n");
+    if (!buf || argc != 3) {
+        fprintf(stderr, "usage: mpi_copy NAME LOCAL\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    local = fopen(is_get ? argv[3] : argv[2], is_get ? "wb" : "rb");
-    if (!local)
-        die(is_get ? argv[3] : argv[2], MPI_SUCCESS);
-    if (is_get)
-        get(argv[2], local, buf);
-    else
-        put(local, argv[3], buf);
+    if (!(local = fopen(argv[2], "wb")))
+        die(argv[2], MPI_SUCCESS);
+    get(argv[1], local, buf);
     if (fclose(local) != 0)
         die("closing the local file", MPI_SUCCESS);
     free(buf);
