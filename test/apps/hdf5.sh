@@ -24,6 +24,7 @@ t_prestart:2 t_init_term:2 t_shapesame:2 t_filters_parallel:2 t_pflush:2"
 SKIPS="
 * t_cache_image HDF5's own CMake test list leaves it out (testpar/CMakeTests.cmake: do not test until new version is added); here it hangs over ufs: as well (smoke check 1, after rank 0's helper process)
 abt-* t_mpi its first test (one process writes, the others read after MPI_Bcast and MPI_Barrier, no sync, no atomic mode: t_mpi.c:1095) asks for more than MPI promises (sync, barrier, sync); abt: keeps an independent write buffered until sync, close or a collective call that meets it (docs/abt.md, Order and visibility)
+abt-* testphdf5.tldsc each process writes its part with independent I/O (H5FD_MPIO_INDIVIDUAL_IO) and then every process reads the whole dataset, with no sync in between (t_span_tree.c:1790): more than MPI promises, as for t_mpi
 rdma* testphdf5.calloc rank 0 creates the file with HDF5's serial (POSIX) driver, then all open it with MPI-IO (t_chunk_alloc.c:97)
 rdma* testphdf5.fltread rank 0 writes the file with HDF5's serial (POSIX) driver (t_filter_read.c:100)
 rdma* testphdf5.cmpdsetr rank 0 writes the file with HDF5's serial (POSIX) driver (t_dset.c:2506)
