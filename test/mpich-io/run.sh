@@ -93,7 +93,7 @@ for pass in $passes; do
             ;;
         *) echo "run.sh: unknown pass $pass" >&2; exit 2 ;;
     esac
-    echo "MPICH test/mpi/io over $pass (${force%% ROMIO_RFS_SERVER*}${filter/all/})"
+    echo "MPICH test/mpi/io, pass $pass"
     while read -r name np rest; do
         case "$name" in ''|'#'*) continue ;; esac
         if [ $filter = coll ]; then
