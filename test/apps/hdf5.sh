@@ -17,10 +17,12 @@ self=$here/$(basename "$0")
 HDF5_PROGRAMS="t_mpi:2 t_bigio:2 testphdf5:2 t_cache:3 t_cache_image:2 t_pread:3 t_pshutdown:2
 t_prestart:2 t_init_term:2 t_shapesame:2 t_filters_parallel:2 t_pflush:2"
 
-# Tests that cannot pass in a mode, for a reason that is not the driver's
-# (mode pattern, program or program.subtest of testphdf5, why). Over rdma:,
-# the tests that make, open, stat or remove their file with POSIX or HDF5's
-# serial driver: a striped file has no POSIX path.
+# Tests that cannot pass in a mode (mode pattern, program or
+# program.subtest of testphdf5, why): over rdma:, the tests that make, open,
+# stat or remove their file with POSIX or HDF5's serial driver (a striped
+# file has no POSIX path); over abt:, the tests that read what another
+# process wrote independently with no sync in between (abt: buffers it, as
+# MPI allows: docs/abt.md).
 SKIPS="
 * t_cache_image HDF5's own CMake test list leaves it out (testpar/CMakeTests.cmake: do not test until new version is added); here it hangs over ufs: as well (smoke check 1, after rank 0's helper process)
 abt-* t_mpi its first test (one process writes, the others read after MPI_Bcast and MPI_Barrier, no sync, no atomic mode: t_mpi.c:1095) asks for more than MPI promises (sync, barrier, sync); abt: keeps an independent write buffered until sync, close or a collective call that meets it (docs/abt.md, Order and visibility)
