@@ -6,6 +6,9 @@
 #   make check-mpich-io  MPICH's test/mpi/io over rfs: alone (ROMIO_FSTYPE_FORCE=rfs:)
 #   make openmpi         the drivers in Open MPI's io component, for Debian's Open MPI (cached)
 #   make check-openmpi   the drivers under Debian's Open MPI: tests, HDF5, ROMIO's suite
+#   make check-apps      HDF5's and PnetCDF's parallel tests over every prefix (ufs: the
+#                        baseline), MPICH's test/mpi/io over rdma:, abt:rfs:, abt:ufs:
+#                        (CI's subset: test/apps/run.sh); check-apps-full: all of them
 #   make check-sanitize  unit and integration tests under ASan+UBSan, TSan and valgrind
 #   make check-rdma      the verbs transport and rfsd --rdma over soft-RoCE in a qemu guest
 #   make check-lab       the drivers on a virtual cluster (test/lab/): 4 server hosts, 2 client
@@ -39,6 +42,8 @@ OPENMPI_KEY   := $(shell { cat mpich-patch/* openmpi-patch/* ad_*/Makefile.mk ad
 OPENMPI_DIR   := $(CACHE_ROOT)/openmpi-$(OPENMPI_VERSION)-$(OPENMPI_KEY)
 # PnetCDF built with that MPICH's mpicc, for its own tests (test/apps/)
 PNETCDF_DIR   := $(MPICH_DIR)-pnetcdf
+# parallel HDF5 and its testpar programs, the same way (make check-apps)
+HDF5_DIR      := $(MPICH_DIR)-hdf5
 PREFIX        := $(CURDIR)/build/install
 OBJ           := build/obj
 
@@ -80,8 +85,9 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 
-.PHONY: all deps mpich openmpi check-openmpi pnetcdf layering rfsd unit check check-lab lab-deps check-rdma rdma-deps rdma-vm-progs \
-        check-sanitize check-mpich-io check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
+.PHONY: all deps mpich openmpi check-openmpi pnetcdf hdf5 layering rfsd unit check check-lab lab-deps \
+        check-rdma rdma-deps rdma-vm-progs check-sanitize check-mpich-io check-apps check-apps-full \
+        check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll \
         bench-reg bench-lab \
         clean distclean
@@ -163,6 +169,9 @@ layering:
 pnetcdf: mpich
 	@bash scripts/build-pnetcdf.sh $(PREFIX) $(PNETCDF_DIR)
 
+hdf5: mpich
+	@bash scripts/build-hdf5.sh $(PREFIX) $(HDF5_DIR)
+
 # The test command of README.md and CI: every suite runs, one summary line.
 check: layering all unit pnetcdf
 	@bash test/check.sh $(CURDIR) $(MPICH_DIR) $(PNETCDF_DIR)
@@ -177,6 +186,14 @@ check-lab: all lab-deps
 check-mpich-io: all
 	@w=$$(mktemp -d); bash test/mpich-io/run.sh $(PREFIX) $(MPICH_DIR) $$w $$w/res; \
 	 read p f s < $$w/res; rm -rf $$w; echo "$$p passed, $$f failed, $$s skipped"; [ $$f -eq 0 ]
+
+# The applications' own parallel suites over every prefix (test/apps/run.sh):
+# quick is CI's subset, full every program with every process count.
+check-apps: all pnetcdf hdf5
+	@bash test/apps/run.sh $(CURDIR) $(MPICH_DIR) $(PNETCDF_DIR) $(HDF5_DIR) quick
+
+check-apps-full: all pnetcdf hdf5
+	@bash test/apps/run.sh $(CURDIR) $(MPICH_DIR) $(PNETCDF_DIR) $(HDF5_DIR) full
 
 check-sanitize: all
 	@bash test/sanitize.sh $(CURDIR)

@@ -71,14 +71,18 @@ void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Dataty
 }
 
 /* Collective: the writes of every process that the call's accesses meet
- * land first (ad_abt_order.c); the call's own writes are buffered. */
+ * land first (ad_abt_order.c). The call's own writes are buffered in a
+ * write-only file (periodic output); in a file opened read-write they land
+ * before the call returns: HDF5 reads back, independently and without
+ * sync, what other processes wrote collectively (its parallel filtered
+ * writes read each chunk filled at the dataset's creation). */
 void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                 ADIO_Status *status, int *error_code)
 {
+    static char myname[] = "ADIOI_ABT_WRITESTRIDEDCOLL";
     ADIOI_ABT_File *a = fd->fs_ptr;
-    *error_code = ADIOI_ABT_Order_collective(fd, count, datatype, file_ptr_type, offset,
-                                             "ADIOI_ABT_WRITESTRIDEDCOLL");
+    *error_code = ADIOI_ABT_Order_collective(fd, count, datatype, file_ptr_type, offset, myname);
     if (*error_code != MPI_SUCCESS)
         return;
     if (a->engine)
@@ -87,4 +91,6 @@ void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
                                error_code);
     if (a->engine)
         abt_phase_end(a->engine);
+    if (*error_code == MPI_SUCCESS && (fd->access_mode & ADIO_RDWR))
+        *error_code = ADIOI_ABT_Drain(fd, myname);
 }

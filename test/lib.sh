@@ -230,6 +230,17 @@ run_case() {
     fi
 }
 
+# skip_reason TABLE MODE NAME: the reason TABLE (lines "MODE_PATTERN NAME
+# why", MODE_PATTERN a glob) gives for skipping NAME in MODE, or nothing.
+skip_reason() {
+    local pat name why
+    while read -r pat name why; do
+        [ -n "$pat" ] || continue
+        # shellcheck disable=SC2053
+        [[ $2 == $pat && $3 == "$name" ]] && { echo "$why"; return; }
+    done <<< "$1"
+}
+
 # write_results FILE: the counts for test/check.sh
 write_results() {
     echo "$PASSED $FAILED $SKIPPED" > "$1"

@@ -24,7 +24,7 @@ for t in rfs_clients rfsd_hostile; do
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
-    abt_order abt_faults rdma_faults rfs_security rdma_subarray; do
+    abt_order abt_coll_visible abt_faults rdma_faults rfs_security rdma_subarray; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -84,6 +84,13 @@ for np in 2 4; do
     run_case "abt_order.ufs.np$np" 120 $mpiexec -n $np "$work/bin/abt_order" \
         "abt:ufs:$work/ufs-order/"
 done
+# HDF5's filtered parallel writes (issue 17): a collective write, then
+# another process's independent read of it, no sync
+mkdir -p "$root/abt-visible" "$work/ufs-visible"
+run_case "abt_coll_visible.rfs.np2" 120 $mpiexec -n 2 "$work/bin/abt_coll_visible" \
+    "abt:rfs:127.0.0.1:$main_port:/abt-visible/"
+run_case "abt_coll_visible.ufs.np2" 120 $mpiexec -n 2 "$work/bin/abt_coll_visible" \
+    "abt:ufs:$work/ufs-visible/"
 run_case "abt_order.forced.np2" 120 env ROMIO_FSTYPE_FORCE=abt: $mpiexec -n 2 \
     "$work/bin/abt_order" "$work/force-order/"
 # The stage directory full: a 256 KiB tmpfs in a private mount namespace.

@@ -1,0 +1,57 @@
+# The prefixes the applications' suites run over (sourced by test/apps/*.sh,
+# after test/lib.sh). The applications keep their plain, relative file names;
+# ROMIO_FSTYPE_FORCE puts them on a driver, and each case runs in the mode's
+# directory:
+#   ufs       a local directory, no prefix: the baseline of the same run
+#   rfs       rfs: to one rfsd whose export root is the directory, so a
+#             POSIX call or a serial tool on the same name sees the server's file
+#   rdma      rdma: over 4 rfsd, stripe unit 64 KiB, disk-directed collectives
+#   rdma-odd  rdma: over 4 rfsd, stripe unit 4099 (odd, dividing nothing)
+#   abt-rfs   abt: over rfs: (ROMIO_ABT_INNER=rfs:), the same way
+#   abt-ufs   abt: over ufs: in a local directory
+# A striped rdma: file has no POSIX path: there a serial tool reads a copy
+# made through the driver (mode_posix says which).
+APP_MODES_ALL="ufs rfs rdma rdma-odd abt-rfs abt-ufs"
+
+# mode_setup MODE DIR: starts the servers MODE needs and sets MODE_DIR,
+# under DIR, where the mode's cases run, and MODE_ENV, the environment
+# assignments that put plain names on the driver. Returns 1 when a server
+# did not start.
+mode_setup() {
+    local mode=$1 dir=$2 unit
+    MODE_ENV=""
+    case $mode in
+        ufs) MODE_DIR=$dir/ufs ;;
+        abt-ufs) MODE_DIR=$dir/abt-ufs MODE_ENV="ROMIO_FSTYPE_FORCE=abt:" ;;
+        rfs|abt-rfs)
+            # the server's root is the directory: a plain relative name is
+            # the same file to the driver (relative to the root) and to POSIX
+            MODE_DIR=$dir/$mode
+            start_rfsd "$MODE_DIR" "$dir" "apps-$mode" || return 1
+            MODE_ENV="ROMIO_RFS_SERVER=127.0.0.1:$RFSD_PORT ROMIO_FSTYPE_FORCE=rfs:"
+            [ "$mode" = rfs ] || MODE_ENV="$MODE_ENV ROMIO_ABT_INNER=rfs: ROMIO_FSTYPE_FORCE=abt:"
+            ;;
+        rdma|rdma-odd)
+            unit=65536
+            [ "$mode" = rdma ] || unit=4099
+            start_rdma_servers 4 "$dir" "apps-$mode" || return 1
+            printf 'striping_unit %s\nrdma_coll disk_directed\n' "$unit" > "$dir/$mode.hints"
+            MODE_DIR=$dir/$mode
+            MODE_ENV="ROMIO_FSTYPE_FORCE=rdma: ROMIO_RDMA_SERVERS=$RDMA_SERVERS"
+            MODE_ENV="$MODE_ENV ROMIO_HINTS=$dir/$mode.hints"
+            ;;
+        *) echo "unknown mode $mode (modes: $APP_MODES_ALL)" >&2; return 1 ;;
+    esac
+    mkdir -p "$MODE_DIR"
+}
+
+# mode_posix MODE: whether a POSIX call on a name in MODE_DIR reaches the
+# file the driver wrote.
+mode_posix() {
+    case $1 in rdma|rdma-odd) return 1 ;; esac
+}
+
+# mode_done: stops the servers of the mode.
+mode_done() {
+    stop_all_rfsd
+}
