@@ -71,9 +71,16 @@ void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Dataty
         abt_phase_end(a->engine);
 }
 
-/* Every this many collective writes one is buffered whatever the rates
- * say, so that the buffered rate follows the machine's. */
-#define ADIOI_ABT_REMEASURE 16
+/* The collective writes numbered 16, 32, 64, ... are buffered whatever
+ * the rates say, so that the buffered rate follows the machine's; the
+ * intervals double because a buffered write where through is faster
+ * costs the difference once more each time. */
+#define ADIOI_ABT_REMEASURE_FIRST 16
+
+static int remeasure(unsigned n)
+{
+    return n >= ADIOI_ABT_REMEASURE_FIRST && (n & (n - 1)) == 0;
+}
 
 /*
  * Should this collective write go through the inner driver's own collective
@@ -86,7 +93,7 @@ void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Dataty
  */
 static int vote_through(ADIOI_ABT_File *a)
 {
-    if (a->engine == NULL || a->coll_writes % ADIOI_ABT_REMEASURE == ADIOI_ABT_REMEASURE - 1)
+    if (a->engine == NULL || remeasure(a->coll_writes))
         return 0;
     double buffered = a->coll_rate[0].bytes_per_s, through = a->coll_rate[1].bytes_per_s;
     if (buffered <= 0)
