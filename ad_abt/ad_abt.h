@@ -20,6 +20,7 @@
 #include "adio.h"
 #include "romio_compat.h"
 #include "abt/abt.h"
+#include "abt/abt_model.h"
 
 /* Set: every close prints the file's buffering statistics (stderr). */
 #define ADIOI_ABT_STATS_ENV "ROMIO_ABT_STATS"
@@ -38,6 +39,9 @@ typedef struct ADIOI_ABT_File {
     ADIO_File fd;               /* the user's file, while registered */
     MPI_Comm open_comm;         /* the processes that opened it together (ROMIO's
                                  * create step opens alone, over MPI_COMM_SELF) */
+    struct abt_rate coll_rate[2];   /* this process's collective writes, bytes/s:
+                                     * buffered, through the inner driver */
+    unsigned coll_writes;       /* collective writes so far, as in every process */
     struct ADIOI_ABT_File *next;    /* the process's open abt: files (ad_abt_order.c) */
 } ADIOI_ABT_File;
 
@@ -69,7 +73,8 @@ int ADIOI_ABT_Drain(ADIO_File fd, const char *myname);
 void ADIOI_ABT_Pending(ADIO_File fd, uint64_t *lo, uint64_t *hi);
 int ADIOI_ABT_Agree(MPI_Comm comm, int err, const char *myname);
 int ADIOI_ABT_Order_collective(ADIO_File fd, int count, MPI_Datatype datatype,
-                               int file_ptr_type, ADIO_Offset offset, const char *myname);
+                               int file_ptr_type, ADIO_Offset offset, int *through,
+                               const char *myname);
 /* ad_abt_sink.c */
 int ADIOI_ABT_Open_sink(ADIO_File fd, struct abt_sink *sink);
 /* ad_abt_hints.c: the abt_* hints of fd->info (MPI_SUCCESS or

@@ -101,12 +101,15 @@ static void call_span(ADIO_File fd, int count, MPI_Datatype datatype, int file_p
  * access. One allreduce tells each the span of the call over all processes
  * and the span of all buffered writes; when they meet, those writes drain
  * and a second allreduce both waits for every drain and agrees on failure,
- * so that no process goes on into the collective alone.
+ * so that no process goes on into the collective alone. The same allreduce
+ * agrees on *through (NULL: no vote), this process's vote in, true out
+ * when any process voted for it.
  */
 int ADIOI_ABT_Order_collective(ADIO_File fd, int count, MPI_Datatype datatype,
-                               int file_ptr_type, ADIO_Offset offset, const char *myname)
+                               int file_ptr_type, ADIO_Offset offset, int *through,
+                               const char *myname)
 {
-    long long lo, hi, v[4];
+    long long lo, hi, v[5];
     uint64_t plo, phi;
     call_span(fd, count, datatype, file_ptr_type, offset, &lo, &hi);
     ADIOI_ABT_Pending(fd, &plo, &phi);
@@ -116,7 +119,10 @@ int ADIOI_ABT_Order_collective(ADIO_File fd, int count, MPI_Datatype datatype,
     v[1] = lo < hi ? hi : LLONG_MIN;
     v[2] = pending ? -(long long) plo : LLONG_MIN;
     v[3] = pending ? (long long) phi : LLONG_MIN;
-    MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    v[4] = through && *through;
+    MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    if (through)
+        *through = v[4] != 0;
     if (v[1] == LLONG_MIN || v[3] == LLONG_MIN || -v[2] >= v[1] || v[3] <= -v[0])
         return MPI_SUCCESS;     /* nothing buffered anywhere meets the call */
 

@@ -39,7 +39,7 @@ static void read_inner(ADIO_File fd, int collective, void *buf, int count,
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
     *error_code = collective ?
-        ADIOI_ABT_Order_collective(fd, count, datatype, file_ptr_type, offset, myname) :
+        ADIOI_ABT_Order_collective(fd, count, datatype, file_ptr_type, offset, NULL, myname) :
         ADIOI_ABT_Drain(fd, myname);
     if (*error_code != MPI_SUCCESS)
         return;

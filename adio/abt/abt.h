@@ -34,6 +34,7 @@ struct abt_stats {
     uint64_t bytes_staged_fg;   /* written to the cache file by the application */
     uint64_t bytes_staged_bg;   /* moved to the cache file by the thread */
     uint64_t bytes_drained;     /* written into the sink */
+    uint64_t bytes_through;     /* of them, by the application, unbuffered */
     uint64_t sink_writes;       /* sink write calls */
     double drain_seconds;       /* time inside sink writes */
     double wait_seconds;        /* application time spent waiting for space */
@@ -56,6 +57,8 @@ int abt_overlaps(struct abt_engine *e, uint64_t offset, uint64_t len);
 int abt_pending(struct abt_engine *e, uint64_t *lo, uint64_t *hi);
 /* Waits until everything written so far is in the sink. */
 int abt_flush(struct abt_engine *e);
+/* The sink's measured bandwidth (bytes/s), 0 before the first write. */
+double abt_drain_rate(struct abt_engine *e);
 /* The first error of deferred work, 0 if none. */
 int abt_error(struct abt_engine *e);
 /* Output phases: the writes between begin and end are one output of the

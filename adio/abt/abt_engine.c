@@ -6,6 +6,16 @@
  * with pending records in turn, one record at a time; it exists while at
  * least one threaded engine does.
  *
+ * Write-through: when an output phase finds the pool full and the cache
+ * file would take the data no faster than the drain does, buffering cannot
+ * shorten the phase any more (the application waits at the drain's pace
+ * either way) and only adds a copy and a thread handoff: the rest of the
+ * phase goes straight to the sink from the caller's buffer, once the
+ * records before it have drained (so the order of the writes holds). The
+ * next phase buffers again. The same when the sink takes data at least as
+ * fast as the application copies it into the buffers (both measured):
+ * buffering then only adds work.
+ *
  * Ownership: the application thread fills the current buffer (`fill`) and
  * appends records; the drain thread takes records from the head and is the
  * only one that writes the sink, reads the cache file, stages buffers in
@@ -21,6 +31,11 @@
 #include "abt/abt_model.h"
 #include "abt/abt_pool.h"
 #include "abt/abt_stage.h"
+
+/* Copies shorter than this are dominated by fixed costs: their rate says
+ * nothing of bandwidth, and writing such pieces through one by one would
+ * pay the sink's fixed cost for each. */
+#define ABT_RATE_MIN_BYTES (64 << 10)
 
 struct abt_rec {
     uint64_t offset, len;
@@ -62,7 +77,8 @@ struct abt_engine {
     int threaded;
     uint8_t *bounce;            /* staged records are read back into it */
     struct abt_phases phases;
-    struct abt_rate bx, bw;
+    int through;                /* this phase writes through (above) */
+    struct abt_rate bx, bw, bc; /* drain, cache file, copy into buffers */
     struct abt_stats stats;
 };
 
@@ -367,6 +383,21 @@ static void wait_progress(struct abt_engine *e)
     e->stats.wait_seconds += abt_now() - t0;
 }
 
+/* Does the sink take data at least as fast as the buffers do? */
+static int sink_as_fast_as_copy(const struct abt_engine *e)
+{
+    return e->bx.bytes_per_s > 0 && e->bc.bytes_per_s > 0 &&
+           e->bx.bytes_per_s >= e->bc.bytes_per_s;
+}
+
+/* Can the cache file take data faster than the drain? Not measured yet:
+ * try it (that measures it). */
+static int staging_helps(const struct abt_engine *e)
+{
+    return e->have_stage && !e->stage.failed &&
+           (e->bw.bytes_per_s <= 0 || e->bx.bytes_per_s < e->bw.bytes_per_s);
+}
+
 /* Foreground staging of up to one buffer's worth; 0 if the cache file
  * cannot take it (the caller then waits for memory). */
 static uint64_t stage_foreground(struct abt_engine *e, uint64_t offset, const void *buf,
@@ -382,6 +413,7 @@ static uint64_t stage_foreground(struct abt_engine *e, uint64_t offset, const vo
     e->stage.end += n;
     e->stage.writers++;
     unlock(e);
+    double t0 = abt_now();
     int rc = abt_stage_write(&e->stage, at, buf, n);
     lock(e);
     e->stage.writers--;
@@ -393,6 +425,7 @@ static uint64_t stage_foreground(struct abt_engine *e, uint64_t offset, const vo
     *r = (struct abt_rec) { .offset = offset, .len = n, .stage_at = at };
     e->stage.records++;
     e->stats.bytes_staged_fg += n;
+    abt_rate_observe(&e->bw, n, abt_now() - t0);
     append(e, r);
     return n;
 }
@@ -428,8 +461,12 @@ static uint64_t buffer_piece(struct abt_engine *e, uint64_t offset, const void *
     b->used += n;
     b->pending++;
     unlock(e);
+    double t0 = abt_now();
     memcpy(dst, buf, n);
+    double dt = abt_now() - t0;
     lock(e);
+    if (n >= ABT_RATE_MIN_BYTES)
+        abt_rate_observe(&e->bc, n, dt);
     struct abt_rec *t = e->tail;
     if (t && t->buf == b && t->data + t->len == dst && t->offset + t->len == offset &&
         !(e->head_busy && t == e->head)) {
@@ -445,22 +482,27 @@ static uint64_t buffer_piece(struct abt_engine *e, uint64_t offset, const void *
     return n;
 }
 
-/* No memory and no cache file and nothing queued to wait for (a pool of
- * zero buffers, a full stage directory): the data goes straight to the
- * sink, the drain being idle. */
+/* Nothing queued to wait for, and no memory and no cache file (a pool of
+ * zero buffers, a full stage directory) or a write-through phase: the
+ * data goes straight to the sink, the drain being idle. */
 static uint64_t write_through(struct abt_engine *e, uint64_t offset, const void *buf,
                               uint64_t len)
 {
     e->head_busy = 1;
     unlock(e);
+    double t0 = abt_now();
     int rc = e->sink.ops->pwrite(e->sink.ctx, buf, len, offset);
+    double dt = abt_now() - t0;
     lock(e);
     e->head_busy = 0;
+    e->stats.drain_seconds += dt;
     if (rc != 0) {
         fail(e, rc);
         return 0;
     }
+    abt_rate_observe(&e->bx, len, dt);
     e->stats.bytes_drained += len;
+    e->stats.bytes_through += len;
     e->stats.sink_writes++;
     return len;
 }
@@ -471,9 +513,13 @@ int abt_write(struct abt_engine *e, uint64_t offset, const void *buf, uint64_t l
     lock(e);
     e->stats.writes++;
     e->phases.bytes += len;
+    if (e->phases.depth > 0 && len >= ABT_RATE_MIN_BYTES && sink_as_fast_as_copy(e))
+        e->through = 1;
     while (len > 0 && e->err == 0) {
-        uint64_t n = buffer_piece(e, offset, src, len);
-        if (n == 0)
+        uint64_t n = e->through ? 0 : buffer_piece(e, offset, src, len);
+        if (n == 0 && !e->through && !staging_helps(e))
+            e->through = e->phases.depth > 0;
+        if (n == 0 && !e->through)
             n = stage_foreground(e, offset, src, len);
         if (n == 0 && e->head == NULL)
             n = write_through(e, offset, src, len);
@@ -519,6 +565,14 @@ int abt_flush(struct abt_engine *e)
     return rc;
 }
 
+double abt_drain_rate(struct abt_engine *e)
+{
+    lock(e);
+    double rate = e->bx.bytes_per_s;
+    unlock(e);
+    return rate;
+}
+
 int abt_error(struct abt_engine *e)
 {
     lock(e);
@@ -530,7 +584,10 @@ int abt_error(struct abt_engine *e)
 void abt_phase_begin(struct abt_engine *e)
 {
     lock(e);
+    double begun = e->phases.phase_begin;
     abt_phases_begin(&e->phases, abt_now());
+    if (e->phases.phase_begin != begun)
+        e->through = 0;         /* a new output phase: buffering may help again */
     unlock(e);
 }
 

@@ -5,7 +5,11 @@
 # (--rate-limit), for PEAK (testfs:, the data only crosses the local
 # interconnect, as the paper's peak), rfs: alone, and abt:rfs: with large
 # buffers and long computation, large buffers and short computation
-# (background staging), small buffers (foreground staging). Figures are
+# (background staging), small buffers (foreground staging). Then the
+# other side (issue 16): abt:X against X alone where X drains as fast as
+# abt can copy (rfs: on loopback without a rate limit, ufs:), the periodic
+# writer and IOR's contiguous pattern (abt_bench -c), X and abt:X runs
+# alternated, default abt hints; goal abt:X >= 0.9 of X. Figures are
 # medians of REPS runs of each configuration, all in this run.
 #   abt.sh REPO [NP] [REPS] [LINK_MB_S]
 set -eu
@@ -29,21 +33,24 @@ share=$(( 8 * n * n * n ))     # bytes of one process's block
 large="abt_max_memory=$(( 2 * share )) abt_buffer_size=$(( share / 4 )) abt_stage_dir=$work/stage"
 small="abt_max_memory=$(( share / 2 )) abt_buffer_size=$(( share / 8 )) abt_stage_dir=$work/stage"
 
-# one NAME FILE COMPUTE HINTS...: "visible_MBps total_s close_s compute_s staged_fg_MB staged_bg_MB"
+# one NAME FILE COMPUTE HINTS...: "visible_MBps total_s close_s compute_s staged_fg_MB
+# staged_bg_MB closed_MBps"
+# ($pattern: abt_bench's pattern flag, empty for the collective snapshot)
+pattern=""
 one() {
     local file=$2 compute=$3
     shift 3
-    ROMIO_ABT_STATS=1 $PREFIX/bin/mpiexec $MPIEXEC_FLAGS -n "$np" "$work/abt_bench" "$file" \
-        "$compute" "$snapshots" "$n" $coll "$@" > "$work/out" 2> "$work/err" \
+    ROMIO_ABT_STATS=1 $PREFIX/bin/mpiexec $MPIEXEC_FLAGS -n "$np" "$work/abt_bench" $pattern \
+        "$file" "$compute" "$snapshots" "$n" $coll "$@" > "$work/out" 2> "$work/err" \
         || { tail -5 "$work/out" "$work/err" >&2; exit 1; }
-    awk 'FNR == NR && $1 == "visible_MBps" { v = $2; t = $8; c = $6; k = $10 }
+    awk 'FNR == NR && $1 == "visible_MBps" { v = $2; t = $8; c = $6; k = $10; w = $14 }
          FNR != NR && /^abt stats:/ {
              for (i = 1; i <= NF; i++) {
                  if ($(i) == "foreground,") fg += $(i - 4)
                  if ($(i) == "background,") bg += $(i - 3)
              }
          }
-         END { printf "%s %s %s %s %.1f %.1f\n", v, t, c, k, fg, bg }' "$work/out" "$work/err"
+         END { printf "%s %s %s %s %.1f %.1f %s\n", v, t, c, k, fg, bg, w }' "$work/out" "$work/err"
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
@@ -87,3 +94,49 @@ echo "close s: the final MPI_File_close, which drains what abt still holds; slow
 echo "computation phase against PEAK's with the same computation length (no I/O thread);"
 echo "of PEAK: visible throughput / PEAK's (long computation); staged: MB put in the cache file by"
 echo "the application (foreground) and by the drain thread (background), all processes."
+
+# abt:X against X, each run of X followed by one of abt:X (the load of the
+# machine drifts: neighbours share it). pair LABEL X COMPUTE COLUMN: medians
+# of column COLUMN of one's output and their ratio
+pair() {
+    local label=$1 x=$2 compute=$3 col=$4
+    : > "$work/x"
+    : > "$work/ax"
+    for r in $(seq 1 "$reps"); do
+        one x "$x/$label.x" "$compute" | cut -d' ' -f"$col" >> "$work/x"
+        rm -f "$work"/froot/* "$work"/ufs/*
+        one ax "abt:$x/$label.ax" "$compute" | cut -d' ' -f"$col" >> "$work/ax"
+        rm -f "$work"/froot/* "$work"/ufs/*
+    done
+    local vx vax
+    vx=$(median < "$work/x")
+    vax=$(median < "$work/ax")
+    printf '%-22s %10.1f %10.1f %7.2f   %s | %s\n' "$label" "$vx" "$vax" \
+        "$(awk -v a="$vax" -v b="$vx" 'BEGIN { print (b > 0 ? a / b : 0) }')" \
+        "$(tr '\n' ' ' < "$work/x")" "$(tr '\n' ' ' < "$work/ax")"
+}
+
+start_rfsd "$work/froot" "$work" fast
+fsrv="rfs:127.0.0.1:$RFSD_PORT:"
+mkdir -p "$work/ufs"
+echo
+echo "abt:X against X where X drains as fast as abt copies: $np processes, default abt hints," \
+     "median of $reps alternated runs"
+printf '%-22s %10s %10s %7s   %s\n' "pattern-X" "X MB/s" "abt:X MB/s" ratio "runs (X | abt:X)"
+{
+    snapshots=5 n=64 pattern=""
+    pair periodic-rfs "$fsrv" "$short" 1
+    pair periodic-ufs "ufs:$work/ufs" "$short" 1
+    snapshots=20
+    pair periodic20-rfs "$fsrv" "$short" 1
+    snapshots=6 n=128 pattern=-c
+    pair contig-rfs "$fsrv" 0 7
+    pair contig-ufs "ufs:$work/ufs" 0 7
+} | tee "$work/pairs"
+awk '{ if ($4 < 0.9) missed = missed " " $1 } END {
+    printf "goal abt:X >= 0.90 of X (ratio column): %s\n", missed == "" ? "met" : "missed by" missed }' \
+    "$work/pairs"
+echo "periodic: the snapshot collective as above, $short s computation, visible MB/s (5"
+echo "snapshots; periodic20: 20, where abt's first collective write, buffered, weighs less); contig:"
+echo "IOR's contiguous pattern (each process its block in 1 MiB independent writes, no"
+echo "computation), MB/s with the close counted (IOR's open-to-close figure)."

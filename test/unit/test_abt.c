@@ -1,8 +1,10 @@
 /*
  * The ABT engine without MPI: random overlapping writes through a small
  * pool (foreground staging, waiting for space, write-through) compared
- * byte for byte with the same writes applied in order to memory; background
- * staging during a computation phase; the staging model; a failing sink
+ * byte for byte with the same writes applied in order to memory; an output
+ * phase larger than the pool written through once the queue has drained
+ * (and staged instead where the cache file is faster than the sink);
+ * background staging during a computation phase; the staging model; a failing sink
  * (the error is kept and returned, nothing hangs); a full cache file
  * (EFBIG under RLIMIT_FSIZE); and the rfs sink against a live server.
  */
@@ -328,6 +330,55 @@ static void test_background_staging(void **state)
     assert_true(st.bytes_staged_bg > 0);
 }
 
+/* An output phase larger than the pool with no cache file: once the pool
+ * is full the rest of the phase goes straight to the sink after the queue
+ * (so the writes keep their order); the next phase buffers again. */
+static void test_write_through_phase(void **state)
+{
+    struct fixture *f = *state;
+    struct abt_config cfg = config(16 << 10, 64 << 10, NULL);
+    struct abt_engine *e;
+    assert_int_equal(abt_engine_create(&e, &cfg, faulty_sink(f->path, -1, 500)), 0);
+    abt_phase_begin(e);
+    random_writes(e, f, 300, 8 << 10, 17);
+    abt_phase_end(e);
+    struct abt_stats st;
+    abt_get_stats(e, &st);
+    assert_true(st.bytes_through > 0);
+    assert_true(st.peak_memory <= 64 << 10);
+    struct timespec ts = { 0, 20 * 1000 * 1000 };  /* computation: past phase_gap */
+    nanosleep(&ts, NULL);
+    uint64_t buffered = st.bytes_buffered;
+    abt_phase_begin(e);
+    random_writes(e, f, 4, 4 << 10, 19);
+    abt_phase_end(e);
+    abt_get_stats(e, &st);
+    assert_true(st.bytes_buffered > buffered);
+    assert_int_equal(abt_flush(e), 0);
+    abt_engine_destroy(e);
+    check_file(f);
+}
+
+/* The same with a cache file that takes data faster than the slow sink:
+ * staging helps, so the phase stages rather than writing through. */
+static void test_staging_not_through(void **state)
+{
+    struct fixture *f = *state;
+    struct abt_config cfg = config(16 << 10, 64 << 10, f->stage);
+    struct abt_engine *e;
+    assert_int_equal(abt_engine_create(&e, &cfg, faulty_sink(f->path, -1, 2000)), 0);
+    abt_phase_begin(e);
+    random_writes(e, f, 300, 8 << 10, 23);
+    abt_phase_end(e);
+    assert_int_equal(abt_flush(e), 0);
+    struct abt_stats st;
+    abt_get_stats(e, &st);
+    abt_engine_destroy(e);
+    check_file(f);
+    assert_true(st.bytes_staged_fg > 0);
+    assert_int_equal(st.bytes_through, 0);
+}
+
 static void test_model(void **state)
 {
     (void) state;
@@ -399,6 +450,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failing_sink, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stage_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_staging, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_through_phase, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_staging_not_through, setup, teardown),
         cmocka_unit_test(test_model),
         cmocka_unit_test_setup_teardown(test_rfs_sink, setup, teardown),
     };
