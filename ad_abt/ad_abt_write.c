@@ -199,7 +199,7 @@ static void write_coll_inner(ADIO_File fd, const void *buf, int count, MPI_Datat
                                               offset, status, error_code);
     fd->fp_ind = a->inner->fp_ind;
     fd->fp_sys_posn = a->inner->fp_sys_posn;
-    fd->dirty_write = 1;
+    ADIOI_COMPAT_WROTE(fd);
 }
 
 /* Collective: the writes of every process that the call's accesses meet
