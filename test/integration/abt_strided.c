@@ -4,8 +4,9 @@
  * before the fix sent them through ROMIO's ADIOI_GEN_WriteStrided_naive
  * (wrong over ufs: too, with romio_ds_write=disable):
  *   resized  a file view of MPI_INT resized to lb 4, extent 12 (MPICH's
- *            test/mpi/io/resized): naive put every int at the first one's
- *            place. Written through the individual pointer from contiguous
+ *            test/mpi/io/resized): naive took the type's lb marker for a
+ *            block and put each int one block behind, the second over the
+ *            first. Written through the individual pointer from contiguous
  *            memory, then at an explicit offset from a strided memory type.
  *   large    one file run of the view over 2 GiB: naive asserted
  *            (req_len == (int) req_len).
