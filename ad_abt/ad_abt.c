@@ -1,7 +1,7 @@
 /*
  * The abt: driver's ADIO function table. Only the calls that touch data or
- * file state are ours; strided and collective writes and the nonblocking
- * calls are ROMIO's generic code, which comes back through our contig
+ * file state are ours; collective writes and the nonblocking calls are
+ * ROMIO's generic code, which comes back through our contig and strided
  * calls and our SetLock (romio-integration.md section 7, the funnel
  * property). Strided and collective reads are the inner driver's own.
  */

@@ -10,9 +10,9 @@
  * drained. See docs/abt.md.
  *
  * Every write path of ROMIO ends in this driver's WriteContig (the table
- * uses ROMIO's fd-agnostic generic strided and collective write code), so
- * buffering is handled there alone; reads drain what they could see and
- * then are the inner driver's.
+ * uses ROMIO's fd-agnostic generic collective write code) or its
+ * WriteStrided, which copies the view's file runs into the engine; reads
+ * drain what they could see and then are the inner driver's.
  */
 #ifndef AD_ABT_H_INCLUDED
 #define AD_ABT_H_INCLUDED

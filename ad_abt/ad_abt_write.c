@@ -1,12 +1,14 @@
 /*
  * WriteContig copies into the engine and returns; atomic mode and writes
  * under a lock (shared file pointer, data sieving) go through the inner
- * driver after everything before them. WriteStrided and WriteStridedColl
- * are ROMIO's generic code between output-phase marks, which tell the
- * engine when the application computes; a collective write goes through
- * the inner driver's own collective instead when that was measured faster.
+ * driver after everything before them. WriteStrided queues the view's file
+ * runs itself; WriteStridedColl is ROMIO's generic code. Both run between
+ * output-phase marks, which tell the engine when the application computes;
+ * a collective write goes through the inner driver's own collective instead
+ * when that was measured faster.
  */
 #include "ad_abt.h"
+#include "dtype_view.h"
 
 static void write_through(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
                           ADIO_Offset off, ADIO_Status *status, int *error_code)
@@ -52,23 +54,105 @@ void ADIOI_ABT_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatyp
     ADIOI_COMPAT_WROTE(fd);
 }
 
-/* Piece by piece unless data sieving is asked for: the pieces are copied
- * anyway, and sieving would read back what the buffers hold. */
+static int queue_run(ADIO_File fd, int64_t off, const char *data, int64_t len,
+                     const char *myname)
+{
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    int rc = abt_write(a->engine, (uint64_t) off, data, (uint64_t) len);
+    return rc ? ADIOI_ABT_Error(rc, myname, fd->filename) : MPI_SUCCESS;
+}
+
+/* One move of a strided write (dtype_view_ops): the view's file runs of
+ * data bytes [pos, pos + n), packed in `data`, each copied into the engine
+ * (64-bit lengths), after what another handle of the file holds of their
+ * span has landed. This driver's error codes are MPI error codes. */
+static int queue_runs(ADIO_File fd, const struct dtype *file, char *data, int64_t n,
+                      int64_t pos, int is_write, uint64_t *got)
+{
+    static char myname[] = "ADIOI_ABT_WRITESTRIDED";
+    struct dtype_iter it;
+    ADIO_Offset start, span;
+    int64_t off, len;
+    (void) is_write;
+    *got = 0;
+    dtype_view_span(fd, file, pos, n, &start, &span);
+    int err = ADIOI_ABT_Drain_range(fd, ADIOI_ABT_OTHERS, (uint64_t) start, (uint64_t) span,
+                                    myname);
+    if (err != MPI_SUCCESS)
+        return err;
+    if (!file)
+        err = queue_run(fd, fd->disp + pos, data, n, myname);
+    else if (dtype_iter_init(&it, file, (pos + n) / file->size + 1, fd->disp, pos, pos + n) < 0)
+        err = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                   MPI_ERR_ARG, "**io", "**io %s",
+                                   "the view's file offsets do not fit in 63 bits");
+    else
+        for (; err == MPI_SUCCESS && dtype_iter_next(&it, &off, &len); data += len)
+            err = queue_run(fd, off, data, len, myname);
+    if (err == MPI_SUCCESS)
+        *got = (uint64_t) n;
+    return err;
+}
+
+static int no_view_to_prepare(ADIO_File fd, const struct dtype *file)
+{
+    (void) fd, (void) file;
+    return 0;
+}
+
+static int mpi_error(ADIO_File fd, int err, int is_write)
+{
+    (void) fd, (void) is_write;
+    return err;
+}
+
+static const struct dtype_view_ops abt_view_ops = {
+    .prepare = no_view_to_prepare, .move = queue_runs, .error = mpi_error
+};
+
+/* Not buffering (atomic mode, a lock held): the inner driver's own strided
+ * write, after everything buffered before it. */
+static void write_strided_through(ADIO_File fd, const void *buf, int count,
+                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                  ADIO_Status *status, int *error_code)
+{
+    static char myname[] = "ADIOI_ABT_WRITESTRIDED";
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    *error_code = ADIOI_ABT_Drain(fd, myname);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    ADIOI_ABT_Sync_shadow(fd);
+    ADIO_WriteStrided(a->inner, buf, count, datatype, file_ptr_type, offset, status,
+                      error_code);
+    fd->fp_ind = a->inner->fp_ind;
+    fd->fp_sys_posn = -1;
+}
+
+/* The view's file runs go into the engine one by one (dtype_view.c walks
+ * the view and packs a noncontiguous memory side), unless data sieving is
+ * asked for: the runs are copied anyway, and sieving reads back what the
+ * buffers hold. ROMIO's ADIOI_GEN_WriteStrided_naive is not used: it
+ * places data wrongly for resized filetypes and asserts on a run over
+ * 2 GiB. */
 void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
                             int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                             int *error_code)
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
-    if (a->engine)
+    if (!ADIOI_ABT_Buffering(fd)) {
+        write_strided_through(fd, buf, count, datatype, file_ptr_type, offset, status,
+                              error_code);
+    } else {
         abt_phase_begin(a->engine);
-    if (fd->hints->ds_write == ADIOI_HINT_ENABLE)
-        ADIOI_GEN_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
-                               error_code);
-    else
-        ADIOI_GEN_WriteStrided_naive(fd, buf, count, datatype, file_ptr_type, offset, status,
-                                     error_code);
-    if (a->engine)
+        if (fd->hints->ds_write == ADIOI_HINT_ENABLE)
+            ADIOI_GEN_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                   error_code);
+        else
+            dtype_view_strided_io(fd, (void *) buf, count, datatype, file_ptr_type, offset,
+                                  status, 1, &abt_view_ops, error_code);
         abt_phase_end(a->engine);
+    }
+    ADIOI_COMPAT_WROTE(fd);
 }
 
 /* The collective writes numbered 16, 32, 64, ... are buffered whatever
@@ -115,7 +199,7 @@ static void write_coll_inner(ADIO_File fd, const void *buf, int count, MPI_Datat
                                               offset, status, error_code);
     fd->fp_ind = a->inner->fp_ind;
     fd->fp_sys_posn = a->inner->fp_sys_posn;
-    fd->dirty_write = 1;
+    ADIOI_COMPAT_WROTE(fd);
 }
 
 /* Collective: the writes of every process that the call's accesses meet

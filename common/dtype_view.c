@@ -63,12 +63,18 @@ static int64_t view_position(ADIO_File fd, const struct dtype *file, ADIO_Offset
     return pos;
 }
 
+void dtype_view_span(ADIO_File fd, const struct dtype *file, int64_t pos, int64_t len,
+                     ADIO_Offset *start, ADIO_Offset *span)
+{
+    *start = view_offset(fd, file, pos, 0);
+    *span = view_offset(fd, file, pos + len, 1) - *start;
+}
+
 /* Atomic mode: a server lock over the file bytes the access touches. */
 static void lock_span(ADIO_File fd, const struct dtype *file, int64_t pos, int64_t len,
                       int is_write, ADIO_Offset *start, ADIO_Offset *span)
 {
-    *start = view_offset(fd, file, pos, 0);
-    *span = view_offset(fd, file, pos + len, 1) - *start;
+    dtype_view_span(fd, file, pos, len, start, span);
     if (is_write)
         ADIOI_WRITE_LOCK(fd, *start, SEEK_SET, *span);
     else

@@ -49,6 +49,11 @@ void dtype_view_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype data
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int is_write, const struct dtype_view_ops *ops, int *error_code);
 
+/* The file bytes [*start, *start + *span) from the first to the last of
+ * the view's data bytes [pos, pos + len) (len > 0; `file` as for move). */
+void dtype_view_span(ADIO_File fd, const struct dtype *file, int64_t pos, int64_t len,
+                     ADIO_Offset *start, ADIO_Offset *span);
+
 /* After a contiguous transfer of `done` bytes from byte `offset` of the
  * file: the file pointers and the status, as ROMIO expects them. */
 void dtype_view_contig_done(ADIO_File fd, MPI_Datatype datatype, int file_ptr_type,

@@ -24,7 +24,7 @@ for t in rfs_clients rfsd_hostile; do
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
-    abt_order abt_coll_visible abt_faults rdma_faults rfs_security rdma_subarray; do
+    abt_order abt_coll_visible abt_strided abt_faults rdma_faults rfs_security rdma_subarray; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -91,6 +91,15 @@ run_case "abt_coll_visible.rfs.np2" 120 $mpiexec -n 2 "$work/bin/abt_coll_visibl
     "abt:rfs:127.0.0.1:$main_port:/abt-visible/"
 run_case "abt_coll_visible.ufs.np2" 120 $mpiexec -n 2 "$work/bin/abt_coll_visible" \
     "abt:ufs:$work/ufs-visible/"
+# Independent noncontiguous writes (issue 17): a resized filetype's
+# placement, a file run over 2 GiB
+mkdir -p "$root/abt-strided" "$work/ufs-strided"
+run_case "abt_strided.resized.rfs" 120 $mpiexec -n 1 "$work/bin/abt_strided" \
+    "abt:rfs:127.0.0.1:$main_port:/abt-strided/" resized
+run_case "abt_strided.resized.ufs" 120 $mpiexec -n 1 "$work/bin/abt_strided" \
+    "abt:ufs:$work/ufs-strided/" resized
+run_case "abt_strided.large.ufs" 300 $mpiexec -n 1 "$work/bin/abt_strided" \
+    "abt:ufs:$work/ufs-strided/" large
 run_case "abt_order.forced.np2" 120 env ROMIO_FSTYPE_FORCE=abt: $mpiexec -n 2 \
     "$work/bin/abt_order" "$work/force-order/"
 # The stage directory full: a 256 KiB tmpfs in a private mount namespace.

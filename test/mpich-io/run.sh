@@ -52,12 +52,7 @@ fi
 
 # Known bugs of ours, not fixed yet (pass pattern, test, what): skipped with
 # this reason, counted, so that the lane's other tests still count in CI.
-SKIPS="
-abt-* resized abt: bug, not fixed: an independent noncontiguous write goes through ROMIO's ADIOI_GEN_WriteStrided_naive, which writes the wrong bytes for this resized filetype (it passes with romio_ds_write=enable)
-abt-* resized2 abt: bug, not fixed: as resized
-abt-* bigtype abt: bug, not fixed: ADIOI_GEN_WriteStrided_naive asserts on a piece over 2 GiB (ad_write_str_naive.c:232; it passes with romio_ds_write=enable)
-abt-* i_bigtype abt: bug, not fixed: as bigtype
-"
+SKIPS=""
 
 # The reason ./posix gives for NAME, or nothing.
 posix_reason() {
