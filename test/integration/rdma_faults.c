@@ -8,6 +8,7 @@
  *   the two PIDs those of servers 1 and 2)
  */
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -62,6 +63,28 @@ static void after_failure(MPI_File fh, const unsigned char *data, int dead, unsi
     expect_io_error(MPI_File_close(&fh), "close", server);
 }
 
+/* kill() returns before the server's threads have all stopped: wait until
+ * /proc says the process is stopped ("T"), so that no thread of it can
+ * still answer the read that follows (at most 5 s). */
+static void stop_server(const char *pid)
+{
+    char path[64], stat[256];
+    CHECK(kill((pid_t) atol(pid), SIGSTOP) == 0, "cannot stop server 1");
+    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    for (int i = 0; i < 500; i++) {
+        FILE *f = fopen(path, "r");
+        const char *state = NULL;
+        if (f && fgets(stat, sizeof stat, f))
+            state = strrchr(stat, ')');
+        if (f)
+            fclose(f);
+        if (state && state[1] == ' ' && state[2] == 'T')
+            return;
+        nanosleep(&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+    }
+    CHECK(0, "server 1 (pid %s) is not stopped 5 s after SIGSTOP", pid);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -76,7 +99,7 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_File_write_at(stopped, 0, data, SIZE, MPI_BYTE, &st));
     CHECK_MPI(MPI_File_write_at(killed, 0, data, SIZE, MPI_BYTE, &st));
 
-    CHECK(kill((pid_t) atol(argv[2]), SIGSTOP) == 0, "cannot stop server 1");
+    stop_server(argv[2]);
     after_failure(stopped, data, 1, 5);
     CHECK(kill((pid_t) atol(argv[2]), SIGCONT) == 0, "cannot resume server 1");
 
