@@ -230,6 +230,15 @@ run_case() {
     fi
 }
 
+# runner_start WORK: what every test runner does first: case logs in
+# WORK/logs (LOGDIR, for run_case), its programs in WORK/bin, and every rfsd
+# it starts stopped, and judged, when it exits.
+runner_start() {
+    LOGDIR=$1/logs
+    mkdir -p "$LOGDIR" "$1/bin"
+    trap stop_all_rfsd EXIT
+}
+
 # skip_reason TABLE MODE NAME: the reason TABLE (lines "MODE_PATTERN NAME
 # why", MODE_PATTERN a glob) gives for skipping NAME in MODE, or nothing.
 skip_reason() {

@@ -69,9 +69,7 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do modes="$modes $1"; shift; done
 [ $# -gt 0 ] && { shift; programs=$*; }
 . "$here/../lib.sh"
 . "$here/modes.sh"
-LOGDIR=$work/logs
-mkdir -p "$LOGDIR"
-trap stop_all_rfsd EXIT
+runner_start "$work"
 
 export PREFIX_MPIEXEC=$PREFIX/bin/mpiexec MPIEXEC_FLAGS
 for mode in $modes; do

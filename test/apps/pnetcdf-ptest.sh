@@ -54,9 +54,7 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do modes="$modes $1"; shift; done
 [ $# -gt 0 ] && { shift; only=" $* "; }
 . "$here/../lib.sh"
 . "$here/modes.sh"
-LOGDIR=$work/logs
-mkdir -p "$LOGDIR" "$work/bin"
-trap stop_all_rfsd EXIT
+runner_start "$work"
 
 # The test programs, built once in the cached tree (PnetCDF's own rules).
 if [ ! -f "$src/test/.ptest-built" ]; then

@@ -43,9 +43,7 @@ pnetcdf=$2/src
 work=$3
 results=$4
 . "$here/../lib.sh"
-LOGDIR=$work/logs
-mkdir -p "$LOGDIR" "$work/bin"
-trap stop_all_rfsd EXIT
+runner_start "$work"
 repeat=${PNETCDF_REPEAT:-3}
 nprocs=${PNETCDF_NPROCS:-2}
 

@@ -7,9 +7,7 @@ PREFIX=$1
 work=$2
 results=$3
 . "$here/../lib.sh"
-LOGDIR=$work/logs
-mkdir -p "$work/bin" "$LOGDIR"
-trap stop_all_rfsd EXIT
+runner_start "$work"
 
 mpicc="$PREFIX/bin/mpicc"
 mpiexec="$PREFIX/bin/mpiexec $MPIEXEC_FLAGS"

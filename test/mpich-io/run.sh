@@ -30,9 +30,7 @@ results=$4
 shift 4
 passes=${*:-rfs coll-disk_directed coll-two_phase}
 . "$here/../lib.sh"
-LOGDIR=$work/logs
-mkdir -p "$LOGDIR"
-trap stop_all_rfsd EXIT
+runner_start "$work"
 
 src=$(echo "$mpich_dir"/src/mpich-*/test/mpi)
 build=$mpich_dir/testmpi

@@ -13,9 +13,7 @@ dir=$2
 work=$3
 results=$4
 . "$here/../lib.sh"
-LOGDIR=$work/logs
-mkdir -p "$work/bin" "$LOGDIR"
-trap stop_all_rfsd EXIT
+runner_start "$work"
 export RFSD=$repo/build/obj/plain/rfsd
 openmpi_env "$dir/components"
 mpiexec=$OPENMPI_MPIEXEC
