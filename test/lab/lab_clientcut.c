@@ -8,7 +8,8 @@
  *         under the lock its atomic write takes; the others then write into A and
  *         must get the lock or an error (MPI_ERR_IO) within rfs_timeout.
  *   coll: rdma:, a disk-directed MPI_File_write_all with the cut ranks'
- *         data on the way: the others must get an error (or the call done)
+ *         data on the way, the others' data on a server theirs goes to:
+ *         the others must get an error (or the call done)
  *         within rdma_timeout (the servers' --coll-timeout the same).
  * In both, the cut must have come while the cut ranks were in their call.
  * After the runner has brought the link back: every call of the cut ranks
@@ -129,8 +130,12 @@ static void during_lock(MPI_File fh, unsigned char *a)
 /* coll: the cut ranks' data is on the way when the link goes down. */
 static void during_coll(MPI_File fh, unsigned char *a)
 {
-    /* the cut ranks write PART each into A, the others nothing */
-    int len = cut ? PART : 0;
+    /* the cut ranks write PART each into A, the others SMALL each at the
+     * start of their part: on a server the cut ranks' data goes to, whose
+     * merge makes them wait for it (a process with nothing for a server
+     * does not wait for that server, so with nothing at all they would
+     * be done before the cut) */
+    int len = cut ? PART : SMALL;
     MPI_Offset off = (MPI_Offset) rank * PART;
     pattern_fill(a, PART, (uint64_t) off, 5);
     if (rank == 0)
