@@ -124,18 +124,25 @@ static inline MPI_File open_checking_hints(const char *name, const struct hint_p
     return fh;
 }
 
+/* MPI_File_set_info with the one hint key=value: its return code. */
+static inline int set_one_hint(MPI_File fh, const char *key, const char *value)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, key, value);
+    int rc = MPI_File_set_info(fh, info);
+    MPI_Info_free(&info);
+    return rc;
+}
+
 /* MPI_File_set_info with key=value fails with MPI_ERR_INFO_VALUE; the hint
  * keeps the value `kept`. */
 static inline void set_info_refused(MPI_File fh, const char *key, const char *value,
                                     const char *kept)
 {
-    MPI_Info info;
     if (!romio_info_reported())
         return;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, key, value);
-    check_refused(MPI_File_set_info(fh, info), key, value, 1);
-    MPI_Info_free(&info);
+    check_refused(set_one_hint(fh, key, value), key, value, 1);
     info_expect(fh, key, kept);
 }
 
@@ -143,13 +150,9 @@ static inline void set_info_refused(MPI_File fh, const char *key, const char *va
 static inline void set_info_expect(MPI_File fh, const char *key, const char *value,
                                    const char *now)
 {
-    MPI_Info info;
     if (!romio_info_reported())
         return;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, key, value);
-    CHECK_MPI(MPI_File_set_info(fh, info));
-    MPI_Info_free(&info);
+    CHECK_MPI(set_one_hint(fh, key, value));
     info_expect(fh, key, now);
 }
 
