@@ -59,6 +59,7 @@ enum { ADIOI_ABT_THIS = 1, ADIOI_ABT_OTHERS = 2, ADIOI_ABT_ALL_HANDLES = 3 };
 /* ad_abt_common.c */
 int ADIOI_ABT_Resolve_inner(const char *name, int *type, ADIOI_Fns **ops, const char **inner);
 void ADIOI_ABT_Sync_shadow(ADIO_File fd);
+int ADIOI_ABT_Hand_over(ADIO_File fd, const char *myname);
 int ADIOI_ABT_Buffering(ADIO_File fd);
 int ADIOI_ABT_Error(int rc, const char *myname, const char *filename);
 ADIO_Offset ADIOI_ABT_Extent(ADIO_File fd, int count, MPI_Datatype datatype, int file_ptr_type,

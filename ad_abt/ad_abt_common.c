@@ -90,6 +90,17 @@ int ADIOI_ABT_Resolve_inner(const char *name, int *type, ADIOI_Fns **ops, const 
     return MPI_SUCCESS;
 }
 
+/* Before a call goes on to the inner driver: everything this file holds
+ * lands first, then the shadow takes the file's state. MPI_SUCCESS or the
+ * drain's error (the shadow untouched). */
+int ADIOI_ABT_Hand_over(ADIO_File fd, const char *myname)
+{
+    int err = ADIOI_ABT_Drain(fd, myname);
+    if (err == MPI_SUCCESS)
+        ADIOI_ABT_Sync_shadow(fd);
+    return err;
+}
+
 /*
  * The shadow takes the user's file state (view, pointers, atomicity,
  * hints) and keeps what belongs to the inner driver: its descriptor,

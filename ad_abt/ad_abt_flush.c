@@ -9,9 +9,8 @@ void ADIOI_ABT_Flush(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_ABT_FLUSH";
     ADIOI_ABT_File *a = fd->fs_ptr;
-    *error_code = ADIOI_ABT_Drain(fd, myname);
+    *error_code = ADIOI_ABT_Hand_over(fd, myname);
     if (*error_code != MPI_SUCCESS)
         return;
-    ADIOI_ABT_Sync_shadow(fd);
     a->inner->fns->ADIOI_xxx_Flush(a->inner, error_code);
 }

@@ -15,10 +15,9 @@ static void write_through(ADIO_File fd, const void *buf, int count, MPI_Datatype
 {
     static char myname[] = "ADIOI_ABT_WRITECONTIG";
     ADIOI_ABT_File *a = fd->fs_ptr;
-    *error_code = ADIOI_ABT_Drain(fd, myname);
+    *error_code = ADIOI_ABT_Hand_over(fd, myname);
     if (*error_code != MPI_SUCCESS)
         return;
-    ADIOI_ABT_Sync_shadow(fd);
     ADIO_WriteContig(a->inner, buf, count, datatype, ADIO_EXPLICIT_OFFSET, off, status,
                      error_code);
 }
@@ -118,10 +117,9 @@ static void write_strided_through(ADIO_File fd, const void *buf, int count,
 {
     static char myname[] = "ADIOI_ABT_WRITESTRIDED";
     ADIOI_ABT_File *a = fd->fs_ptr;
-    *error_code = ADIOI_ABT_Drain(fd, myname);
+    *error_code = ADIOI_ABT_Hand_over(fd, myname);
     if (*error_code != MPI_SUCCESS)
         return;
-    ADIOI_ABT_Sync_shadow(fd);
     ADIO_WriteStrided(a->inner, buf, count, datatype, file_ptr_type, offset, status,
                       error_code);
     fd->fp_ind = a->inner->fp_ind;
