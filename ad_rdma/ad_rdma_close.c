@@ -32,8 +32,8 @@ static void print_stats(const ADIOI_RDMA_File *f)
     fprintf(stderr, "rdma stats: %s: method %s, %u servers, unit %llu: data requests %llu; "
             "calls naive %llu list %llu datatype %llu; list requests %llu (%.1f pairs, %.1f "
             "memory segments each); "
-            "datatype requests %llu; disk-directed rounds %llu; bytes read %llu written "
-            "%llu\n", f->path,
+            "datatype requests %llu (%llu bytes staged); disk-directed rounds %llu; bytes read "
+            "%llu written %llu\n", f->path,
             names[f->method], f->sf.layout.factor, (unsigned long long) f->sf.layout.unit,
             (unsigned long long) st->data_requests,
             (unsigned long long) st->calls[STRIPE_NAIVE],
@@ -43,7 +43,8 @@ static void print_stats(const ADIOI_RDMA_File *f)
             st->list_requests ? (double) st->pairs / (double) st->list_requests : 0.0,
             st->data_requests > st->view_requests
                 ? (double) st->segments / (double) (st->data_requests - st->view_requests) : 0.0,
-            (unsigned long long) st->view_requests, (unsigned long long) st->coll_rounds,
+            (unsigned long long) st->view_requests, (unsigned long long) st->staged,
+            (unsigned long long) st->coll_rounds,
             (unsigned long long) st->bytes[0],
             (unsigned long long) st->bytes[1]);
     for (uint32_t i = 0; i < f->sf.layout.factor; i++) {

@@ -53,6 +53,7 @@ struct stripe_stats {
     uint64_t segments;                  /* memory segments of naive and list requests */
     uint64_t view_requests;             /* datatype I/O requests */
     uint64_t coll_rounds, coll_requests;    /* disk-directed rounds, COLLs sent */
+    uint64_t staged;                    /* datatype I/O bytes copied via the staging buffer */
     uint64_t bytes[2];                  /* data bytes read, written */
 };
 
@@ -69,6 +70,7 @@ struct stripe_file {
      * call cost more than the copies into them */
     char *staging;              /* datatype I/O's object shares, one after another */
     uint64_t staging_cap;       /* at most STRIPE_CHUNK */
+    struct iovec *direct;       /* datatype I/O's shares straight in memory, per object */
     struct list_pipe *pipes;    /* list I/O's requests in flight, per object */
     uint32_t pipes_objects, pipes_pairs;
     struct dtype *contig;       /* the view a collective call sends for a contiguous one */

@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STRIPE_MAX_SEGS 256     /* memory pieces of one list request */
+#define STRIPE_MAX_SEGS 256     /* memory pieces of one list request or direct share */
+#define STRIPE_DIRECT_PIECE 4096    /* a direct share's pieces at least this on average */
 
 /* The runs of the window [pos, pos + len) of a view, in view order. */
 struct run_iter {
@@ -169,6 +170,17 @@ static void req_clear(struct list_req *r)
     r->data = 0;
 }
 
+/* A short read's reply filled `got` bytes of the pieces: zeros after. */
+static void zero_after(const struct iovec *seg, int nseg, uint64_t got)
+{
+    uint64_t at = 0;
+    for (int i = 0; i < nseg; i++) {
+        size_t n = seg[i].iov_len, have = got - at < n ? (size_t) (got - at) : n;
+        memset((char *) seg[i].iov_base + have, 0, n - have);
+        at += have;
+    }
+}
+
 /* The reply of object o's oldest request. */
 static int complete_oldest(struct list_xfer *x, uint32_t o)
 {
@@ -184,12 +196,7 @@ static int complete_oldest(struct list_xfer *x, uint32_t o)
     if (rc == 0 && x->is_write && rep.value != r->data)
         rc = -EPROTO;
     if (rc == 0 && !x->is_write) {
-        uint64_t at = 0;
-        for (int i = 0; i < r->nseg; i++) {
-            size_t n = r->seg[i].iov_len, have = got - at < n ? (size_t) (got - at) : n;
-            memset((char *) r->seg[i].iov_base + have, 0, n - have);
-            at += have;
-        }
+        zero_after(r->seg, r->nseg, got);
         if (got < r->data)
             x->short_read = 1;
     }
@@ -305,6 +312,8 @@ void stripe_io_release(struct stripe_file *f)
     free(f->staging);
     f->staging = NULL;
     f->staging_cap = 0;
+    free(f->direct);
+    f->direct = NULL;
 }
 
 /* The per-object request rings, kept with the file for as long as the
@@ -383,25 +392,69 @@ static int list_io(struct stripe_file *f, int naive, const struct stripe_view *v
 /* --- datatype I/O --- */
 
 struct dt_xfer {
-    struct mem_cursor mem;
+    struct mem_cursor mem;      /* dt_copy's */
+    struct mem_cursor walk;     /* dt_count's; at the round's end after it */
     uint64_t skip;              /* the round's first byte in the memory */
     int to_objects;             /* copy direction: packed data -> object shares */
     uint64_t share[STRIPE_MAX_FACTOR];
     uint64_t fill[STRIPE_MAX_FACTOR];
-    char *part[STRIPE_MAX_FACTOR];
+    char *part[STRIPE_MAX_FACTOR];      /* a staged share in f->staging, NULL: direct */
+    int nseg[STRIPE_MAX_FACTOR];        /* pieces of memory of a share, up to one too many */
+    struct iovec *seg;                  /* STRIPE_MAX_SEGS per object (f->direct) */
 };
 
+static struct iovec *dt_segs(const struct dt_xfer *d, uint32_t o)
+{
+    return d->seg + (size_t) o * STRIPE_MAX_SEGS;
+}
+
+/* An object's share and where it lies in memory, as long as that is at
+ * most STRIPE_MAX_SEGS pieces. */
 static int dt_count(void *arg, const struct stripe_piece *p, uint64_t at)
 {
     struct dt_xfer *d = arg;
-    (void) at;
-    d->share[p->object] += p->len;
+    uint32_t o = p->object;
+    struct iovec *seg = dt_segs(d, o);
+    d->share[o] += p->len;
+    for (uint64_t done = 0, room; done < p->len && d->nseg[o] <= STRIPE_MAX_SEGS;
+         done += room) {
+        char *mem = mem_at(&d->walk, d->skip + at + done, &room);
+        int k = d->nseg[o];
+        if (room > p->len - done)
+            room = p->len - done;
+        if (k > 0 && (char *) seg[k - 1].iov_base + seg[k - 1].iov_len == mem)
+            seg[k - 1].iov_len += room;
+        else if (k < STRIPE_MAX_SEGS)
+            seg[d->nseg[o]++] = (struct iovec) { mem, (size_t) room };
+        else
+            d->nseg[o] = STRIPE_MAX_SEGS + 1;
+    }
     return 0;
+}
+
+/* Room for every object's pieces of memory, kept with the file. */
+static struct iovec *direct_segs(struct stripe_file *f)
+{
+    if (!f->direct)
+        f->direct = calloc((size_t) f->layout.factor * STRIPE_MAX_SEGS, sizeof *f->direct);
+    return f->direct;
+}
+
+/* Whether object o's share moves straight between the caller's memory
+ * and the connection rather than through the staging buffer: its pieces
+ * are few and large enough that a system call moves 16 of them (net_tcp)
+ * and a copy would cost more than the calls. */
+static int dt_direct(const struct dt_xfer *d, uint32_t o)
+{
+    return d->nseg[o] > 0 && d->nseg[o] <= STRIPE_MAX_SEGS &&
+           d->share[o] / (uint64_t) d->nseg[o] >= STRIPE_DIRECT_PIECE;
 }
 
 static int dt_copy(void *arg, const struct stripe_piece *p, uint64_t at)
 {
     struct dt_xfer *d = arg;
+    if (!d->part[p->object])
+        return 0;
     char *part = d->part[p->object] + d->fill[p->object];
     for (uint64_t done = 0, room; done < p->len; done += room) {
         char *mem = mem_at(&d->mem, d->skip + at + done, &room);
@@ -416,13 +469,47 @@ static int dt_copy(void *arg, const struct stripe_piece *p, uint64_t at)
     return 0;
 }
 
+/* The staging buffer for the staged shares (part[o] into it) and the
+ * transport's hold on the memory for the direct ones. */
+static int dt_prepare(struct stripe_file *f, struct dt_xfer *d, int is_write)
+{
+    uint32_t n = f->layout.factor;
+    uint64_t total = 0;
+    int direct = 0;
+    for (uint32_t o = 0; o < n; o++) {
+        d->part[o] = NULL;
+        if (dt_direct(d, o))
+            direct = 1;
+        else
+            total += d->share[o];
+    }
+    if (total > f->staging_cap) {
+        free(f->staging);
+        f->staging_cap = 0;
+        if (!(f->staging = malloc(total)))
+            return -ENOMEM;
+        f->staging_cap = total;
+    }
+    uint64_t at = 0;
+    for (uint32_t o = 0; o < n; o++)
+        if (!dt_direct(d, o)) {
+            d->part[o] = f->staging + at;
+            at += d->share[o];
+        }
+    f->stats.staged += total;
+    if (direct)
+        pin_memory(f, d->mem.seg, d->mem.n, is_write);
+    return 0;
+}
+
 /*
  * Send object o its share of a round: the view (when the server does not
  * have it yet), a COLL in front for a collective round, the V* request.
  */
 static int dt_send(struct stripe_file *f, uint32_t o, const struct stripe_view *view,
                    const struct stripe_coll *coll, uint32_t parts, const struct rfs_req *req,
-                   const struct iovec *data, int is_write, struct rfs_inflight sent[2])
+                   const struct iovec *data, int ndata, int is_write,
+                   struct rfs_inflight sent[2])
 {
     int r = rfs_set_view(&f->obj[o], STRIPE_HANDLE, view->disp, view->enc, view->enc_len);
     sent[1].tag = 0;
@@ -435,7 +522,7 @@ static int dt_send(struct stripe_file *f, uint32_t o, const struct stripe_view *
     }
     if (r == 0)
         r = rfs_send(&f->obj[o], is_write ? RFS_OP_VWRITE : RFS_OP_VREAD, req, data,
-                     is_write ? 1 : 0, &sent[0]);
+                     is_write ? ndata : 0, &sent[0]);
     f->stats.view_requests++;
     f->stats.data_requests++;
     return r;
@@ -463,6 +550,27 @@ static int coll_merges(const struct stripe_coll *coll, const uint64_t *sum, uint
     return coll->keep || sum[n + o] >= coll->merge_from;
 }
 
+/* Object o's reply to a round's request: the data into its share. */
+static int dt_reply(struct stripe_file *f, uint32_t o, struct dt_xfer *d,
+                    const struct rfs_inflight sent[2], int is_write, int *short_read)
+{
+    struct rfs_rep rep;
+    uint64_t got = 0;
+    struct iovec staged = { d->part[o], (size_t) d->share[o] };
+    const struct iovec *in = d->part[o] ? &staged : dt_segs(d, o);
+    int nin = d->part[o] ? 1 : d->nseg[o];
+    int r = sent[1].tag ? rfs_recv(&f->obj[o], &sent[1], NULL, 0, &rep, &got) : 0;
+    if (r == 0)
+        r = rfs_recvv(&f->obj[o], &sent[0], in, is_write ? 0 : nin, &rep, &got);
+    if (r == 0 && is_write && rep.value != d->share[o])
+        r = -EPROTO;
+    if (r == 0 && !is_write && got < d->share[o]) {
+        zero_after(in, nin, got);
+        *short_read = 1;
+    }
+    return r;
+}
+
 /* One round: every object's share of [pos, pos + len) in one request,
  * none to an object without a share. A collective round (coll) first
  * agrees on the participants of each object, and sends in the
@@ -471,63 +579,41 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
                     uint64_t len, struct mem_cursor *mem, uint64_t skip, int is_write,
                     const struct stripe_coll *coll, int *short_read)
 {
-    struct dt_xfer d = { .mem = *mem, .skip = skip, .to_objects = is_write };
+    struct dt_xfer d = { .mem = *mem, .walk = *mem, .skip = skip, .to_objects = is_write };
     struct rfs_inflight sent[STRIPE_MAX_FACTOR][2];
     int in_flight[STRIPE_MAX_FACTOR] = { 0 };
     uint32_t n = f->layout.factor;
     uint64_t sum[2 * STRIPE_MAX_FACTOR];
-    int rc = stripe_walk(&f->layout, view, pos, len, dt_count, &d);
+    int rc = (d.seg = direct_segs(f)) ? 0 : -ENOMEM;
+    if (rc == 0)
+        rc = stripe_walk(&f->layout, view, pos, len, dt_count, &d);
     if (coll) {
         int agreed = coll_agree(n, coll, rc == 0 ? d.share : NULL, sum);
         rc = rc != 0 ? rc : agreed;
     }
-    uint64_t total = 0;
-    for (uint32_t o = 0; o < n; o++)
-        total += d.share[o];
-    if (rc == 0 && total > f->staging_cap) {
-        free(f->staging);
-        f->staging_cap = 0;
-        if (!(f->staging = malloc(total)))
-            rc = -ENOMEM;
-        else
-            f->staging_cap = total;
-    }
-    for (uint64_t o = 0, at = 0; rc == 0 && o < n; at += d.share[o++])
-        d.part[o] = f->staging + at;
+    if (rc == 0)
+        rc = dt_prepare(f, &d, is_write);
     if (rc == 0 && is_write)
         rc = stripe_walk(&f->layout, view, pos, len, dt_copy, &d);
     for (uint32_t j = 0; j < n; j++) {
         uint32_t o = coll ? (coll->rank + j) % n : j;
         struct rfs_req req = { .handle = STRIPE_HANDLE, .offset = pos, .length = len };
-        struct iovec data = { d.part[o], (size_t) d.share[o] };
+        struct iovec staged = { d.part[o], (size_t) d.share[o] };
         if (rc != 0 || d.share[o] == 0)
             continue;
         const struct stripe_coll *merge = coll && coll_merges(coll, sum, n, o) ? coll : NULL;
-        int r = dt_send(f, o, view, merge, merge ? (uint32_t) sum[o] : 0, &req, &data, is_write,
-                        sent[o]);
+        int r = dt_send(f, o, view, merge, merge ? (uint32_t) sum[o] : 0, &req,
+                        d.part[o] ? &staged : dt_segs(&d, o), d.part[o] ? 1 : d.nseg[o],
+                        is_write, sent[o]);
         in_flight[o] = r == 0;
         stripe_keep_failure(f, &rc, o, r);
     }
-    for (uint32_t o = 0; o < n; o++) {
-        struct rfs_rep rep;
-        uint64_t got = 0;
-        if (!in_flight[o])
-            continue;
-        int r = sent[o][1].tag ? rfs_recv(&f->obj[o], &sent[o][1], NULL, 0, &rep, &got) : 0;
-        if (r == 0)
-            r = rfs_recv(&f->obj[o], &sent[o][0], d.part[o], is_write ? 0 : d.share[o], &rep,
-                         &got);
-        if (r == 0 && is_write && rep.value != d.share[o])
-            r = -EPROTO;
-        if (r == 0 && !is_write && got < d.share[o]) {
-            memset(d.part[o] + got, 0, d.share[o] - got);
-            *short_read = 1;
-        }
-        stripe_keep_failure(f, &rc, o, r);
-    }
+    for (uint32_t o = 0; o < n; o++)
+        if (in_flight[o])
+            stripe_keep_failure(f, &rc, o, dt_reply(f, o, &d, sent[o], is_write, short_read));
     if (rc == 0 && !is_write)
         rc = stripe_walk(&f->layout, view, pos, len, dt_copy, &d);
-    *mem = d.mem;
+    *mem = d.walk;
     return rc;
 }
 

@@ -399,6 +399,68 @@ static void test_memory_segments(void **state)
     free(got);
 }
 
+/* Datatype I/O moves a share straight between memory and the connection
+ * when its pieces are large (the interleaved segments of issue 21: 16 KiB
+ * blocks every 48 KiB, unit 16 KiB, memory in two segments) and through
+ * the staging buffer when they are small (37-byte runs): counted in
+ * stats.staged, the data checked both ways, a short read's tail zeroed. */
+static void test_datatype_direct_or_staged(void **state)
+{
+    (void) state;
+    enum { BLOCK = 16384, NBLK = 24, DATA = BLOCK * NBLK };
+    struct dtype *small;
+    uint8_t *small_enc;
+    struct stripe_view vsmall = vector_view(&small, &small_enc);
+    struct dtype *big = dtype_vector(NBLK, BLOCK, 3 * BLOCK, NULL);
+    size_t big_len = dtype_serialize(big, NULL);
+    uint8_t *big_enc = malloc(big_len);
+    dtype_serialize(big, big_enc);
+    struct stripe_view vbig = { .type = big, .disp = BLOCK, .enc = big_enc, .enc_len = big_len };
+    char *src = malloc(DATA), *dst = malloc(DATA + 100), *packed = malloc(DATA);
+    uint64_t moved;
+    struct stripe_file f;
+    open_file(&f, "/direct", RFS_O_RDWR | RFS_O_CREAT, BLOCK, 3);
+    fill_random((uint8_t *) src, DATA, 21);
+    struct iovec halves[2] = { { src, DATA / 2 }, { src + DATA / 2, DATA / 2 } };
+    assert_int_equal(stripe_iov_io(&f, STRIPE_DATATYPE, &vbig, 0, DATA, halves, 2, 1, &moved),
+                     0);
+    assert_int_equal(f.stats.staged, 0);
+    assert_int_equal(stripe_io(&f, STRIPE_LIST, &vbig, 0, DATA, packed, 0, &moved), 0);
+    assert_memory_equal(packed, src, DATA);
+    memset(dst, 0x5a, DATA + 100);
+    struct iovec into[2] = { { dst, DATA / 2 }, { dst + DATA / 2 + 100, DATA / 2 } };
+    assert_int_equal(stripe_iov_io(&f, STRIPE_DATATYPE, &vbig, 0, DATA, into, 2, 0, &moved), 0);
+    assert_int_equal(f.stats.staged, 0);
+    assert_memory_equal(dst, src, DATA / 2);
+    assert_memory_equal(dst + DATA / 2 + 100, src + DATA / 2, DATA / 2);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(dst[DATA / 2 + i], 0x5a);
+    /* past the end: the last block, then zeros in the memory */
+    memset(dst, 0x5a, DATA + 100);
+    assert_int_equal(stripe_io(&f, STRIPE_DATATYPE, &vbig, DATA - BLOCK, 2 * BLOCK, dst, 0,
+                               &moved), 0);
+    assert_int_equal(moved, BLOCK);
+    assert_memory_equal(dst, src + DATA - BLOCK, BLOCK);
+    for (int i = BLOCK; i < 2 * BLOCK; i++)
+        assert_int_equal(dst[i], 0);
+    assert_int_equal(f.stats.staged, 0);
+
+    assert_int_equal(stripe_io(&f, STRIPE_DATATYPE, &vsmall, 0, 37 * 40, src, 1, &moved), 0);
+    assert_int_equal(f.stats.staged, 37 * 40);
+    assert_int_equal(stripe_io(&f, STRIPE_DATATYPE, &vsmall, 0, 37 * 40, dst, 0, &moved), 0);
+    assert_int_equal(f.stats.staged, 2 * 37 * 40);
+    assert_memory_equal(dst, src, 37 * 40);
+    assert_int_equal(stripe_close(&f), 0);
+    assert_int_equal(stripe_unlink(&tcp_10s, &sv, "/direct"), 0);
+    dtype_free(small);
+    dtype_free(big);
+    free(small_enc);
+    free(big_enc);
+    free(src);
+    free(dst);
+    free(packed);
+}
+
 /* Objects that do not belong together, or a list too short for the file. */
 static void test_foreign_objects(void **state)
 {
@@ -704,6 +766,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_contiguous_and_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_methods_through_a_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_segments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_datatype_direct_or_staged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_objects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collective_rounds, setup, teardown),
