@@ -31,6 +31,10 @@
 #   lab_host_link ADDR up|down   any host's link (both ends)
 #   lab_rate ADDR RATE   a host's link shaped anew to RATE (both ends)
 #   lab_link_end ADDR    the head's end of a host's link (its counters)
+#   lab_drops ADDR...    packets the head's ends of those hosts' links dropped
+#                        so far (tbf: traffic toward the hosts that found the
+#                        queue full, e.g. incast)
+#   lab_link_bytes ADDR... bytes that crossed those hosts' links so far, both ways
 #   lab_stage_dir ADDR   a client host's own TMPDIR, so abt:'s stage directory
 #                        (ranks get it, and LAB_HOST, from the launcher)
 #   lab_bg PID           a helper process of the runner, killed at teardown
@@ -217,6 +221,25 @@ lab_link_end() {
     local ns
     ns=$(lab_ns "$1")
     echo "v${ns#"$LAB_PREFIX"-}"
+}
+
+lab_drops() {
+    local a n=0
+    for a in "$@"; do
+        n=$((n + $(ip netns exec "$LAB_HEAD" tc -s qdisc show dev "$(lab_link_end "$a")" |
+            awk '/dropped/ { sub(",", "", $7); n += $7 } END { print n + 0 }')))
+    done
+    echo $n
+}
+
+lab_link_bytes() {
+    local a end n=0
+    for a in "$@"; do
+        end=$(lab_link_end "$a")
+        n=$((n + $(ip netns exec "$LAB_HEAD" cat "/sys/class/net/$end/statistics/tx_bytes" \
+            "/sys/class/net/$end/statistics/rx_bytes" | awk '{ n += $1 } END { print n }')))
+    done
+    echo $n
 }
 
 # lab_host_link ADDR up|down: a host's link, both ends
