@@ -233,11 +233,12 @@ lab_drops() {
 }
 
 lab_link_bytes() {
-    local a end n=0
+    local a end tx rx n=0
     for a in "$@"; do
         end=$(lab_link_end "$a")
-        n=$((n + $(ip netns exec "$LAB_HEAD" cat "/sys/class/net/$end/statistics/tx_bytes" \
-            "/sys/class/net/$end/statistics/rx_bytes" | awk '{ n += $1 } END { print n }')))
+        { read -r tx; read -r rx; } < <(ip netns exec "$LAB_HEAD" cat \
+            "/sys/class/net/$end/statistics/tx_bytes" "/sys/class/net/$end/statistics/rx_bytes")
+        n=$((n + tx + rx))
     done
     echo $n
 }
