@@ -11,7 +11,8 @@
 #   - rdma: aggregate write and read of 4 ranks on 2 and on 4 client hosts
 #     over N = 1, 2, 4, 8 server hosts (stripe unit 1 MiB and 64 KiB), against
 #     the expected min(N, client hosts) x the link's iperf3, with the
-#     packets the tbf queues dropped toward the client and the server hosts;
+#     packets the tbf queues dropped out of and into the client hosts and
+#     into the server hosts;
 #   - coll: seed 003's collective patterns (coll_bench.c: block3d, CYCLIC(k))
 #     by disk-directed against ROMIO's two-phase, 4 ranks on 2 and on 4
 #     client hosts, rdma: over 4 server hosts, runs of the two alternated;
@@ -207,13 +208,13 @@ logged() {
 }
 
 bench_rdma() {
-    local nc n unit hosts servers res aw ar ac k exp bound dc ds
+    local nc n unit hosts servers res aw ar ac k exp bound dc dout ds
     rates "$rate" "${clients[@]}" "${servs[@]}"
     [ -n "${link_w:-}" ] || link_w=$(iperf3_mbs "${clients[0]}" "${servs[0]}")
     [ -n "$link_w" ] || { echo "bench-lab: iperf3 gave no result" >&2; exit 1; }
     link_w=$(printf '%.1f' "$link_w")
     heading "rdma: aggregate, 4 ranks (64 MiB each in 4 MiB calls), against min(N, client hosts) x the link's iperf3 write ($link_w MB/s at $rate)"
-    row "| client hosts | servers N | unit | expected MB/s | write MB/s | ratio | read MB/s | ratio | CPU | drops to clients / servers | bound (expected) |"
+    row "| client hosts | servers N | unit | expected MB/s | write MB/s | ratio | read MB/s | ratio | CPU | drops out of / into clients, into servers | bound (expected) |"
     row "|---|---|---|---|---|---|---|---|---|---|---|"
     rm -f "$out"/rdma-*.dat
     for nc in 2 4; do
@@ -222,27 +223,30 @@ bench_rdma() {
             servers=$(echo "$srv" | cut -d, -f1-$n)
             for unit in 1048576 65536; do
                 printf 'striping_unit %s\nstriping_factor %s\n' $unit $n > "$work/hints"
-                dc=$(lab_drops "${clients[@]:0:$nc}") ds=$(lab_drops "${servs[@]:0:$n}")
+                dout=$(lab_drops_out "${clients[@]:0:$nc}") dc=$(lab_drops "${clients[@]:0:$nc}")
+                ds=$(lab_drops "${servs[@]:0:$n}")
                 res=$(logged "rdma $nc $n $unit" bench "rdma:/agg-$nc-$n-$unit" "$hosts" $((4 / nc)) 4 \
                     $((64 << 20)) $((4 << 20)) ROMIO_RDMA_SERVERS="$servers" ROMIO_HINTS="$work/hints") \
                     || exit 1
                 read -r aw ar ac <<< "$res"
+                dout=$(($(lab_drops_out "${clients[@]:0:$nc}") - dout))
                 dc=$(($(lab_drops "${clients[@]:0:$nc}") - dc)) ds=$(($(lab_drops "${servs[@]:0:$n}") - ds))
                 k=$(( n < nc ? n : nc ))
                 exp=$(awk -v k="$k" -v l="$link_w" 'BEGIN { printf "%.1f", k * l }')
                 if [ "$n" -lt "$nc" ]; then bound="servers' links"
                 elif [ "$n" -gt "$nc" ]; then bound="clients' links"
                 else bound="both"; fi
-                row "$(printf '| %d | %d | %d KiB | %s | %.1f | %s | %.1f | %s | %s%% | %s / %s | %s |' "$nc" \
-                    "$n" $((unit / 1024)) "$exp" "$aw" "$(ratio "$aw" "$exp")" "$ar" \
-                    "$(ratio "$ar" "$exp")" "$ac" "$dc" "$ds" "$bound")"
+                row "$(printf '| %d | %d | %d KiB | %s | %.1f | %s | %.1f | %s | %s%% | %s / %s, %s | %s |' \
+                    "$nc" "$n" $((unit / 1024)) "$exp" "$aw" "$(ratio "$aw" "$exp")" "$ar" \
+                    "$(ratio "$ar" "$exp")" "$ac" "$dout" "$dc" "$ds" "$bound")"
                 echo "$n $exp $aw $ar $ac" >> "$out/rdma-$nc-$unit.dat"
             done
         done
     done
     row ""
-    row "drops: packets the tbf queues at the head's end of the links dropped during the row's runs"
-    row "(toward the client hosts / toward the server hosts), $reps passes of writes and reads."
+    row "drops: packets the links' tbf queues dropped during the row's $reps passes of writes and reads:"
+    row "the client hosts' own ends (their sends, the writes' data), the head's ends toward the client"
+    row "hosts (the reads' data, incast) and toward the server hosts."
 
     gnuplot << EOF || { echo "bench-lab: gnuplot failed" >&2; exit 1; }
 set terminal pngcairo size 900,500 noenhanced

@@ -34,6 +34,8 @@
 #   lab_drops ADDR...    packets the head's ends of those hosts' links dropped
 #                        so far (tbf: traffic toward the hosts that found the
 #                        queue full, e.g. incast)
+#   lab_drops_out ADDR...  packets those hosts' own ends of their links dropped
+#                        so far (traffic from the hosts: a sender's own queue full)
 #   lab_link_bytes ADDR... bytes that crossed those hosts' links so far, both ways
 #   lab_stage_dir ADDR   a client host's own TMPDIR, so abt:'s stage directory
 #                        (ranks get it, and LAB_HOST, from the launcher)
@@ -223,11 +225,23 @@ lab_link_end() {
     echo "v${ns#"$LAB_PREFIX"-}"
 }
 
+# _lab_qdisc_drops NS DEV: packets DEV's qdisc in namespace NS dropped so far
+_lab_qdisc_drops() {
+    ip netns exec "$1" tc -s qdisc show dev "$2" | awk '/dropped/ { sub(",", "", $7); n += $7 } END { print n + 0 }'
+}
+
 lab_drops() {
     local a n=0
     for a in "$@"; do
-        n=$((n + $(ip netns exec "$LAB_HEAD" tc -s qdisc show dev "$(lab_link_end "$a")" |
-            awk '/dropped/ { sub(",", "", $7); n += $7 } END { print n + 0 }')))
+        n=$((n + $(_lab_qdisc_drops "$LAB_HEAD" "$(lab_link_end "$a")")))
+    done
+    echo $n
+}
+
+lab_drops_out() {
+    local a n=0
+    for a in "$@"; do
+        n=$((n + $(_lab_qdisc_drops "$(lab_ns "$a")" eth0)))
     done
     echo $n
 }
