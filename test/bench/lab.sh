@@ -249,12 +249,13 @@ bench_rdma() {
     row "hosts (the reads' data, incast) and toward the server hosts."
 
     gnuplot << EOF || { echo "bench-lab: gnuplot failed" >&2; exit 1; }
-set terminal pngcairo size 900,500 noenhanced
+set terminal pngcairo size 900,560 noenhanced
 set output "$out/bench-lab.png"
 set title "rdma: aggregate over N server hosts, 4 ranks, links $rate (iperf3 $link_w MB/s per link)"
 set xlabel "server hosts N"
 set ylabel "MB/s"
 set logscale x 2
+set xrange [0.9:9]
 set xtics (1, 2, 4, 8)
 set key top left
 set grid
@@ -263,7 +264,9 @@ plot for [c in "2 4"] sprintf("$out/rdma-%s-1048576.dat", c) using 1:2 with line
      for [c in "2 4"] sprintf("$out/rdma-%s-1048576.dat", c) using 1:3 with linespoints \
          pt 7 lc int(c) title sprintf("write, %s client hosts, 1 MiB unit", c), \
      for [c in "2 4"] sprintf("$out/rdma-%s-1048576.dat", c) using 1:4 with linespoints \
-         dt 3 pt 6 lc int(c) title sprintf("read, %s client hosts, 1 MiB unit", c)
+         dt 3 pt 6 lc int(c) title sprintf("read, %s client hosts, 1 MiB unit", c), \
+     for [c in "2 4"] sprintf("$out/rdma-%s-65536.dat", c) using 1:3 with linespoints \
+         dt 4 pt 5 lc int(c) title sprintf("write, %s client hosts, 64 KiB unit", c)
 EOF
 }
 
