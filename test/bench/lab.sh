@@ -388,8 +388,8 @@ bench_abt() {
         : > "$work/abt-x"
         : > "$work/abt-ax"
         # periodic: visible MB/s after 0.2 s computations; contig: IOR's
-        # contiguous pattern, MB/s with the final close
-        if [ $pat = periodic ]; then args="0.2 5 64" col=1; else args="0 6 128 -c" col=4; fi
+        # contiguous pattern (1.5 GB: runs of a second or two), MB/s with the final close
+        if [ $pat = periodic ]; then args="0.2 5 64" col=1; else args="0 24 128 -c" col=4; fi
         for r in $(seq 1 "$reps"); do
             # shellcheck disable=SC2086
             logged "abt none $pat rfs" abt_once "$abt_srv/x$r" $args >> "$work/abt-x" || exit 1
@@ -403,7 +403,7 @@ bench_abt() {
     done
     row ""
     row "periodic: visible MB/s of 5 snapshots of 8 MB after 0.2 s computations; contig: IOR's contiguous"
-    row "pattern (each rank its 16 MiB block of each of 6 snapshots in 1 MiB independent writes), MB/s"
+    row "pattern (each rank its 16 MiB block of each of 24 snapshots in 1 MiB independent writes), MB/s"
     row "with the final close counted."
     rates "$rate" "${clients[0]}" "${clients[1]}" "${servs[0]}"
 }
