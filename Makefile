@@ -23,8 +23,9 @@
 #   make bench-coll      rdma: collective I/O: disk-directed vs two-phase vs independent,
 #                        and issue 21's interleaved segments against rfs: and ufs:
 #   make bench-reg       registration costs (seed 000 Table 3) on the first verbs device
-#   make bench-lab       rfs: and rdma: on the lab's virtual cluster against iperf3 on the same
-#                        links (LAB_RATE, default 500mbit): docs/bench-lab.md
+#   make bench-lab       rfs:, rdma:, collective and abt: on the lab's virtual cluster against
+#                        iperf3 on the same links (LAB_RATE, default 500mbit; LAB_PARTS, default
+#                        "rfs tls rdma coll abt", selects parts): docs/bench-lab.md
 
 MPICH_VERSION := 4.0.2
 CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)

@@ -9,8 +9,22 @@
 #   - TLS: the same rfs: transfer over TLS with a key against plain rfs:,
 #     those two links at 1 and at 5 Gbit/s;
 #   - rdma: aggregate write and read of 4 ranks on 2 and on 4 client hosts
-#     over N = 1, 2, 4 server hosts (stripe unit 1 MiB and 64 KiB), against
-#     the expected min(N, client hosts) x the link's iperf3.
+#     over N = 1, 2, 4, 8 server hosts (stripe unit 1 MiB and 64 KiB), against
+#     the expected min(N, client hosts) x the link's iperf3, with the
+#     packets the tbf queues dropped out of and into the client hosts and
+#     into the server hosts;
+#   - coll: seed 003's collective patterns (coll_bench.c: block3d, CYCLIC(k))
+#     by disk-directed against ROMIO's two-phase, 4 ranks on 2 and on 4
+#     client hosts, rdma: over 4 server hosts, runs of the two alternated;
+#     the bytes that crossed the client hosts' links (two-phase's exchange
+#     crosses them too);
+#   - abt: bench-abt's periodic writer (abt_bench.c), 4 ranks on 2 client
+#     hosts (their links unshaped), rfsd on server host 0 behind a link at
+#     LAB_ABT_RATE (160mbit): PEAK (ufs: on tmpfs: no server link), rfs:
+#     alone and abt:rfs:, runs alternated; then abt:rfs: against rfs: with
+#     the server's link unshaped too.
+# LAB_PARTS (default "rfs tls rdma coll abt") selects the parts; rdma
+# measures its link baseline itself when rfs is not among them.
 # CPU: the CPU time of the ranks and servers over the run's time and all
 # cores (100%: the CPUs bind, not the links); on a machine shared with
 # other work the links may get less than this.
@@ -21,6 +35,7 @@
 #   lab.sh REPO [RATE] [REPS] [OUT]
 set -u
 repo=$1
+parts=" ${LAB_PARTS:-rfs tls rdma coll abt} "
 rate=${2:-500mbit}
 reps=${3:-3}
 out=${4:-$repo/build/bench-lab}
@@ -38,9 +53,15 @@ mkdir -p "$out"
 for tool in iperf3 gnuplot; do
     command -v $tool > /dev/null || { echo "bench-lab: $tool is missing (make bench-lab installs it)" >&2; exit 1; }
 done
-lab_up 4 4 "$rate" || { echo "bench-lab: $LAB_WHY" >&2; exit 1; }
-"$PREFIX/bin/mpicc" -O2 -D_GNU_SOURCE -std=c11 -o "$work/rfs_bench" "$repo/test/bench/rfs_bench.c" \
-    || exit 1
+part() { [[ $parts == *" $1 "* ]]; }
+nserv=4
+! part rdma || nserv=8
+# the lab's directory, so each client host's stage directory, on tmpfs too
+TMPDIR=$base lab_up 4 "$nserv" "$rate" || { echo "bench-lab: $LAB_WHY" >&2; exit 1; }
+for prog in rfs_bench coll_bench abt_bench; do
+    "$PREFIX/bin/mpicc" -O2 -D_GNU_SOURCE -std=c11 -o "$work/$prog" "$repo/test/bench/$prog.c" \
+        || exit 1
+done
 read -ra clients <<< "$LAB_CLIENTS"
 read -ra servs <<< "$LAB_SERVERS"
 
@@ -97,7 +118,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo "bench-lab: clients $LAB_CLIENTS, servers $LAB_SERVERS, every link $rate, medians of $reps"
 
 srv=""
-for i in 0 1 2 3; do
+for i in $(seq 0 $((nserv - 1))); do
     lab_start_rfsd "$i" "$work" "srv$i" || exit 1
     srv="$srv${srv:+,}$LAB_RFSD_ADDR:$RFSD_PORT"
 done
@@ -107,22 +128,25 @@ row() {
 }
 
 : > "$out/bench-lab.md"
-row "### rfs: against iperf3 (client host 0 to server host 0, 256 MiB in 4 MiB calls)"
-row ""
-row "| link | direction | iperf3 MB/s | rfs: MB/s | ratio | CPU | goal |"
-row "|---|---|---|---|---|---|---|"
-for r in "$rate" 2gbit; do
-    lab_rate "${clients[0]}" "$r" && lab_rate "${servs[0]}" "$r" || exit 1
-    lw=$(iperf3_mbs "${clients[0]}" "${servs[0]}")
-    lr=$(iperf3_mbs "${clients[0]}" "${servs[0]}" -R)
-    if [ -z "$lw" ] || [ -z "$lr" ]; then echo "bench-lab: iperf3 gave no result" >&2; exit 1; fi
-    [ "$r" != "$rate" ] || link_w=$lw
-    read -r rw rr rc <<< "$(bench "rfs:${srv%%,*}:/rfs-bench" "${clients[0]}" 1 1 $((256 << 20)) \
-        $((4 << 20)))" || exit 1
-    row "$(printf '| %s | write | %.1f | %.1f | %s | %s%% | >= 0.98 |' "$r" "$lw" "$rw" "$(ratio "$rw" "$lw")" "$rc")"
-    row "$(printf '| %s | read | %.1f | %.1f | %s | %s%% | >= 0.98 |' "$r" "$lr" "$rr" "$(ratio "$rr" "$lr")" "$rc")"
-done
+if part rfs; then
+    row "### rfs: against iperf3 (client host 0 to server host 0, 256 MiB in 4 MiB calls)"
+    row ""
+    row "| link | direction | iperf3 MB/s | rfs: MB/s | ratio | CPU | goal |"
+    row "|---|---|---|---|---|---|---|"
+    for r in "$rate" 2gbit; do
+        lab_rate "${clients[0]}" "$r" && lab_rate "${servs[0]}" "$r" || exit 1
+        lw=$(iperf3_mbs "${clients[0]}" "${servs[0]}")
+        lr=$(iperf3_mbs "${clients[0]}" "${servs[0]}" -R)
+        if [ -z "$lw" ] || [ -z "$lr" ]; then echo "bench-lab: iperf3 gave no result" >&2; exit 1; fi
+        [ "$r" != "$rate" ] || link_w=$lw
+        read -r rw rr rc <<< "$(bench "rfs:${srv%%,*}:/rfs-bench" "${clients[0]}" 1 1 $((256 << 20)) \
+            $((4 << 20)))" || exit 1
+        row "$(printf '| %s | write | %.1f | %.1f | %s | %s%% | >= 0.98 |' "$r" "$lw" "$rw" "$(ratio "$rw" "$lw")" "$rc")"
+        row "$(printf '| %s | read | %.1f | %.1f | %s | %s%% | >= 0.98 |' "$r" "$lr" "$rr" "$(ratio "$rr" "$lr")" "$rc")"
+    done
+fi
 
+if part tls; then
 sec=$work/sec
 make_security_files "$sec" "${servs[0]}" || exit 1
 lab_start_rfsd 0 "$work" tls --keys "$sec/keys" --tls-cert "$sec/ca.crt" \
@@ -144,43 +168,95 @@ for r in 1gbit 5gbit; do
         "$(ratio "$tw" "$pw")" "$pr" "$tr" "$(ratio "$tr" "$pr")" "$pc" "$tc")"
 done
 lab_rate "${clients[0]}" "$rate" && lab_rate "${servs[0]}" "$rate" || exit 1
-link_w=$(printf '%.1f' "$link_w")
-row ""
-row "### rdma: aggregate, 4 ranks (64 MiB each in 4 MiB calls), against min(N, client hosts) x the link's iperf3 write ($link_w MB/s at $rate)"
-row ""
-row "| client hosts | servers N | unit | expected MB/s | write MB/s | ratio | read MB/s | ratio | CPU | bound (expected) |"
-row "|---|---|---|---|---|---|---|---|---|---|"
-rm -f "$out"/rdma-*.dat
-for nc in 2 4; do
-    hosts=$(echo "${clients[@]:0:$nc}" | tr ' ' ,)
-    for n in 1 2 4; do
-        servers=$(echo "$srv" | cut -d, -f1-$n)
-        for unit in 1048576 65536; do
-            printf 'striping_unit %s\nstriping_factor %s\n' $unit $n > "$work/hints"
-            read -r aw ar ac <<< "$(bench "rdma:/agg-$nc-$n-$unit" "$hosts" $((4 / nc)) 4 \
-                $((64 << 20)) $((4 << 20)) ROMIO_RDMA_SERVERS="$servers" \
-                ROMIO_HINTS="$work/hints")" || exit 1
-            k=$(( n < nc ? n : nc ))
-            exp=$(awk -v k="$k" -v l="$link_w" 'BEGIN { printf "%.1f", k * l }')
-            if [ "$n" -lt "$nc" ]; then bound="servers' links"
-            elif [ "$n" -gt "$nc" ]; then bound="clients' links"
-            else bound="both"; fi
-            row "$(printf '| %d | %d | %d KiB | %s | %.1f | %s | %.1f | %s | %s%% | %s |' "$nc" "$n" \
-                $((unit / 1024)) "$exp" "$aw" "$(ratio "$aw" "$exp")" "$ar" "$(ratio "$ar" "$exp")" \
-                "$ac" "$bound")"
-            echo "$n $exp $aw $ar $ac" >> "$out/rdma-$nc-$unit.dat"
+fi
+
+# rates RATE ADDR...: those hosts' links shaped to RATE (a part sets what it needs)
+rates() {
+    local r=$1 a
+    shift
+    for a in "$@"; do
+        lab_rate "$a" "$r" || exit 1
+    done
+}
+
+# medians FILE: the median of each column of FILE's rows
+medians() {
+    local c cols=""
+    for c in $(seq 1 "$(awk '{ print NF; exit }' "$1")"); do
+        cols="$cols${cols:+ }$(cut -d' ' -f"$c" "$1" | median)"
+    done
+    echo "$cols"
+}
+
+# heading TITLE: a table's title and the machine's load when its part starts
+# (the machine is shared; each run's load is in OUT/runs.log)
+heading() {
+    row ""
+    row "### $1"
+    row ""
+    row "Load average $(cut -d' ' -f1-3 /proc/loadavg) at $(date -u +%H:%M) UTC when this part started."
+    row ""
+}
+
+# logged LABEL CMD...: CMD's output, also in OUT/runs.log with the time and load
+logged() {
+    local label=$1 res
+    shift
+    res=$("$@") || return 1
+    echo "$(date -u +%T) load $(cut -d' ' -f1 /proc/loadavg) $label $res" >> "$out/runs.log"
+    echo "$res"
+}
+
+bench_rdma() {
+    local nc n unit hosts servers res aw ar ac k exp bound dc dout ds
+    rates "$rate" "${clients[@]}" "${servs[@]}"
+    [ -n "${link_w:-}" ] || link_w=$(iperf3_mbs "${clients[0]}" "${servs[0]}")
+    [ -n "$link_w" ] || { echo "bench-lab: iperf3 gave no result" >&2; exit 1; }
+    link_w=$(printf '%.1f' "$link_w")
+    heading "rdma: aggregate, 4 ranks (64 MiB each in 4 MiB calls), against min(N, client hosts) x the link's iperf3 write ($link_w MB/s at $rate)"
+    row "| client hosts | servers N | unit | expected MB/s | write MB/s | ratio | read MB/s | ratio | CPU | drops out of / into clients, into servers | bound (expected) |"
+    row "|---|---|---|---|---|---|---|---|---|---|---|"
+    rm -f "$out"/rdma-*.dat
+    for nc in 2 4; do
+        hosts=$(echo "${clients[@]:0:$nc}" | tr ' ' ,)
+        for n in 1 2 4 8; do
+            servers=$(echo "$srv" | cut -d, -f1-$n)
+            for unit in 1048576 65536; do
+                printf 'striping_unit %s\nstriping_factor %s\n' $unit $n > "$work/hints"
+                dout=$(lab_drops_out "${clients[@]:0:$nc}") dc=$(lab_drops "${clients[@]:0:$nc}")
+                ds=$(lab_drops "${servs[@]:0:$n}")
+                res=$(logged "rdma $nc $n $unit" bench "rdma:/agg-$nc-$n-$unit" "$hosts" $((4 / nc)) 4 \
+                    $((64 << 20)) $((4 << 20)) ROMIO_RDMA_SERVERS="$servers" ROMIO_HINTS="$work/hints") \
+                    || exit 1
+                read -r aw ar ac <<< "$res"
+                dout=$(($(lab_drops_out "${clients[@]:0:$nc}") - dout))
+                dc=$(($(lab_drops "${clients[@]:0:$nc}") - dc)) ds=$(($(lab_drops "${servs[@]:0:$n}") - ds))
+                k=$(( n < nc ? n : nc ))
+                exp=$(awk -v k="$k" -v l="$link_w" 'BEGIN { printf "%.1f", k * l }')
+                if [ "$n" -lt "$nc" ]; then bound="servers' links"
+                elif [ "$n" -gt "$nc" ]; then bound="clients' links"
+                else bound="both"; fi
+                row "$(printf '| %d | %d | %d KiB | %s | %.1f | %s | %.1f | %s | %s%% | %s / %s, %s | %s |' \
+                    "$nc" "$n" $((unit / 1024)) "$exp" "$aw" "$(ratio "$aw" "$exp")" "$ar" \
+                    "$(ratio "$ar" "$exp")" "$ac" "$dout" "$dc" "$ds" "$bound")"
+                echo "$n $exp $aw $ar $ac" >> "$out/rdma-$nc-$unit.dat"
+            done
         done
     done
-done
-stop_all_rfsd
+    row ""
+    row "drops: packets the links' tbf queues dropped during the row's $reps passes of writes and reads:"
+    row "the client hosts' own ends (their sends, the writes' data), the head's ends toward the client"
+    row "hosts (the reads' data, incast) and toward the server hosts."
 
-gnuplot << EOF || { echo "bench-lab: gnuplot failed" >&2; exit 1; }
-set terminal pngcairo size 900,500 noenhanced
+    gnuplot << EOF || { echo "bench-lab: gnuplot failed" >&2; exit 1; }
+set terminal pngcairo size 900,560 noenhanced
 set output "$out/bench-lab.png"
 set title "rdma: aggregate over N server hosts, 4 ranks, links $rate (iperf3 $link_w MB/s per link)"
 set xlabel "server hosts N"
 set ylabel "MB/s"
-set xtics (1, 2, 4)
+set logscale x 2
+set xrange [0.9:9]
+set xtics (1, 2, 4, 8)
 set key top left
 set grid
 plot for [c in "2 4"] sprintf("$out/rdma-%s-1048576.dat", c) using 1:2 with linespoints \
@@ -188,6 +264,153 @@ plot for [c in "2 4"] sprintf("$out/rdma-%s-1048576.dat", c) using 1:2 with line
      for [c in "2 4"] sprintf("$out/rdma-%s-1048576.dat", c) using 1:3 with linespoints \
          pt 7 lc int(c) title sprintf("write, %s client hosts, 1 MiB unit", c), \
      for [c in "2 4"] sprintf("$out/rdma-%s-1048576.dat", c) using 1:4 with linespoints \
-         dt 3 pt 6 lc int(c) title sprintf("read, %s client hosts, 1 MiB unit", c)
+         dt 3 pt 6 lc int(c) title sprintf("read, %s client hosts, 1 MiB unit", c), \
+     for [c in "2 4"] sprintf("$out/rdma-%s-65536.dat", c) using 1:3 with linespoints \
+         dt 4 pt 5 lc int(c) title sprintf("write, %s client hosts, 64 KiB unit", c)
 EOF
-echo "bench-lab: $out/bench-lab.md, $out/bench-lab.png"
+}
+
+# coll_once HOSTS PPN MODE PATTERN...: "write-s read-s client-links-MB" of
+# one pass of coll_bench (rdma: over the first 4 server hosts)
+coll_once() {
+    local hosts=$1 ppn=$2 mode=$3 b0
+    shift 3
+    b0=$(lab_link_bytes "${clients[@]}")
+    env ROMIO_RDMA_SERVERS="$(echo "$srv" | cut -d, -f1-4)" ROMIO_HINTS="$work/coll-hints" \
+        "$LAB_MPIEXEC" -hosts "$hosts" -ppn "$ppn" -n 4 "$work/coll_bench" rdma:/coll "$@" "$mode" 1 \
+        > "$work/res" 2> "$work/err" || { cat "$work/res" "$work/err" >&2; return 1; }
+    awk -v mb="$(( $(lab_link_bytes "${clients[@]}") - b0 ))" '$1 == "write" { w = $2 }
+        $1 == "read" { r = $2 } END { printf "%s %s %.1f\n", w, r, mb / 1e6 }' "$work/res"
+}
+
+bench_coll() {
+    local nc hosts pat mb mode r order dw dr dm tw tr tm
+    rates "$rate" "${clients[@]}" "${servs[@]:0:4}"
+    printf 'striping_unit 65536\nstriping_factor 4\n' > "$work/coll-hints"
+    heading "collective: seed 003's patterns (coll_bench.c), rdma: over 4 server hosts (unit 64 KiB), 4 ranks, links $rate, disk-directed (dd) against two-phase (2p), medians of $reps alternated runs"
+    row "| client hosts | pattern | MB | write s dd / 2p | write MB/s dd / 2p | write 2p/dd | read s dd / 2p | read MB/s dd / 2p | read 2p/dd | client links MB dd / 2p |"
+    row "|---|---|---|---|---|---|---|---|---|---|"
+    for nc in 2 4; do
+        hosts=$(echo "${clients[@]:0:$nc}" | tr ' ' ,)
+        for pat in "block3d 192" "cyclic2d 2048 8" "cyclic2d 2048 64" "cyclic2d 2048 256"; do
+            # shellcheck disable=SC2086  # the pattern's words are coll_bench's arguments
+            set -- $pat
+            if [ "$1" = block3d ]; then mb=$(awk -v n="$2" 'BEGIN { printf "%.1f", n * n * n * 4 / 1e6 }')
+            else mb=$(awk -v n="$2" 'BEGIN { printf "%.1f", n * n * 4 / 1e6 }'); fi
+            : > "$work/coll-dd"
+            : > "$work/coll-2p"
+            order="dd 2p"
+            for r in $(seq 1 "$reps"); do
+                for mode in $order; do
+                    logged "coll $nc $pat $mode" coll_once "$hosts" $((4 / nc)) "$mode" "$@" \
+                        >> "$work/coll-$mode" || exit 1
+                done
+                order=$(echo "$order" | awk '{ print $2, $1 }')
+            done
+            read -r dw dr dm <<< "$(medians "$work/coll-dd")"
+            read -r tw tr tm <<< "$(medians "$work/coll-2p")"
+            row "$(awk -v nc="$nc" -v p="$pat" -v mb="$mb" -v dw="$dw" -v dr="$dr" -v dm="$dm" \
+                -v tw="$tw" -v tr="$tr" -v tm="$tm" 'BEGIN {
+                printf "| %d | %s | %s | %.3f / %.3f | %.1f / %.1f | %.2f | %.3f / %.3f | %.1f / %.1f | %.2f | %.1f / %.1f |",
+                    nc, p, mb, dw, tw, mb / dw, mb / tw, tw / dw, dr, tr, mb / dr, mb / tr, tr / dr, dm, tm }')"
+        done
+    done
+    row ""
+    row "s: the slowest rank's time of the collective call; 2p/dd: two-phase's time over disk-directed's"
+    row "(above 1: disk-directed faster); client links MB: bytes that crossed the client hosts' links in"
+    row "one run (write and read, both ways: the data, and for two-phase also its exchange between hosts)."
+}
+
+# abt_once FILE COMPUTE_S SNAPSHOTS N [-c] HINTS...: "visible-MB/s compute-s
+# close-s closed-MB/s" of abt_bench, 4 ranks on client hosts 0 and 1
+abt_once() {
+    local file=$1 compute=$2 snaps=$3 n=$4 flag=""
+    shift 4
+    [ "${1:-}" != -c ] || { flag=-c; shift; }
+    "$LAB_MPIEXEC" -hosts "${clients[0]},${clients[1]}" -ppn 2 -n 4 "$work/abt_bench" $flag "$file" \
+        "$compute" "$snaps" "$n" cb_config_list='*:*' cb_nodes=4 "$@" > "$work/res" 2> "$work/err" \
+        || { cat "$work/res" "$work/err" >&2; return 1; }
+    awk '$1 == "visible_MBps" { print $2, $10, $6, $14 }' "$work/res"
+}
+
+bench_abt() {
+    local arate=${LAB_ABT_RATE:-160mbit} share=$((8 * 64 * 64 * 64)) lw r c cfg file pat args col
+    local abt_srv="rfs:${srv%%,*}:" large pv pk
+    local -A v k cl
+    large="abt_max_memory=$((2 * share)) abt_buffer_size=$((share / 4))"
+    mkdir -p "$work/peak"
+    # the paper's setting: the client hosts' interconnect fast (two-phase's
+    # exchange, PEAK's only traffic), the link to the file server slow
+    rates none "${clients[0]}" "${clients[1]}"
+    rates "$arate" "${servs[0]}"
+    lw=$(printf '%.1f' "$(iperf3_mbs "${clients[0]}" "${servs[0]}")")
+    heading "abt:rfs: periodic output (bench-abt's writer: 4 ranks on client hosts 0 and 1, 5 snapshots of 8 MB, 1.0 s computation), rfsd on server host 0 behind a $arate link (iperf3 $lw MB/s), client hosts' links unshaped, medians of $reps alternated runs"
+    row "| config | visible MB/s | of PEAK | compute s | slowdown | final close s | goal |"
+    row "|---|---|---|---|---|---|---|"
+    for c in peak rfs abt; do : > "$work/abt-$c"; done
+    for r in $(seq 1 "$reps"); do
+        for c in peak rfs abt; do
+            case $c in
+                peak) file="ufs:$work/peak/p$r" cfg="" ;;
+                rfs) file="$abt_srv/abt-rfs$r" cfg="" ;;
+                abt) file="abt:$abt_srv/abt-abt$r" cfg=$large ;;
+            esac
+            # shellcheck disable=SC2086
+            logged "abt $arate $c" abt_once "$file" 1.0 5 64 $cfg >> "$work/abt-$c" || exit 1
+            rm -f "$work"/peak/* "$work"/srv0-root/abt-*
+        done
+    done
+    for c in peak rfs abt; do
+        read -r "v[$c]" "k[$c]" "cl[$c]" _ <<< "$(medians "$work/abt-$c")"
+    done
+    pv=${v[peak]} pk=${k[peak]}
+    for c in peak rfs abt; do
+        case $c in
+            peak) cfg="PEAK (ufs: on the client hosts' tmpfs)" ;;
+            rfs) cfg="rfs: alone" ;;
+            abt) cfg="abt:rfs:, buffers 4 MiB per rank (twice its share)" ;;
+        esac
+        row "$(awk -v cfg="$cfg" -v v="${v[$c]}" -v k="${k[$c]}" -v cl="${cl[$c]}" -v pv="$pv" -v pk="$pk" \
+            -v goal="$([ $c = abt ] && echo '>= 95%, <= 3%' || echo -)" 'BEGIN {
+            printf "| %s | %.1f | %.0f%% | %.3f | %+.1f%% | %.3f | %s |", cfg, v, 100 * v / pv, k,
+                100 * (k / pk - 1), cl, goal }')"
+    done
+    row ""
+    row "visible MB/s: snapshot bytes over the time inside MPI_File_write_all (slowest rank per call);"
+    row "compute s: the mean computation phase; slowdown: against PEAK's; final close: the drain of what"
+    row "abt still holds."
+
+    rates none "${servs[0]}"
+    heading "abt:rfs: against rfs: over unshaped links (4 ranks on client hosts 0 and 1, rfsd on server host 0, default abt hints), medians of $reps alternated runs"
+    row "| pattern | rfs: MB/s | abt:rfs: MB/s | ratio | goal |"
+    row "|---|---|---|---|---|"
+    for pat in periodic contig; do
+        : > "$work/abt-x"
+        : > "$work/abt-ax"
+        # periodic: visible MB/s after 0.2 s computations; contig: IOR's
+        # contiguous pattern (1.5 GB: runs of a second or two), MB/s with the final close
+        if [ $pat = periodic ]; then args="0.2 5 64" col=1; else args="0 24 128 -c" col=4; fi
+        for r in $(seq 1 "$reps"); do
+            # shellcheck disable=SC2086
+            logged "abt none $pat rfs" abt_once "$abt_srv/x$r" $args >> "$work/abt-x" || exit 1
+            # shellcheck disable=SC2086
+            logged "abt none $pat abt" abt_once "abt:$abt_srv/ax$r" $args >> "$work/abt-ax" || exit 1
+            rm -f "$work"/srv0-root/x* "$work"/srv0-root/ax*
+        done
+        row "$(awk -v p="$pat" -v x="$(cut -d' ' -f"$col" "$work/abt-x" | median)" \
+            -v a="$(cut -d' ' -f"$col" "$work/abt-ax" | median)" 'BEGIN {
+            printf "| %s | %.1f | %.1f | %.2f | >= 0.9 |", p, x, a, a / x }')"
+    done
+    row ""
+    row "periodic: visible MB/s of 5 snapshots of 8 MB after 0.2 s computations; contig: IOR's contiguous"
+    row "pattern (each rank its 16 MiB block of each of 24 snapshots in 1 MiB independent writes), MB/s"
+    row "with the final close counted."
+    rates "$rate" "${clients[0]}" "${clients[1]}" "${servs[0]}"
+}
+
+: > "$out/runs.log"
+! part rdma || bench_rdma
+! part coll || bench_coll
+! part abt || bench_abt
+stop_all_rfsd
+echo "bench-lab: $out/bench-lab.md${LAB_PARTS:+ (parts: $LAB_PARTS)}, $out/bench-lab.png, $out/runs.log"

@@ -31,6 +31,12 @@
 #   lab_host_link ADDR up|down   any host's link (both ends)
 #   lab_rate ADDR RATE   a host's link shaped anew to RATE (both ends)
 #   lab_link_end ADDR    the head's end of a host's link (its counters)
+#   lab_drops ADDR...    packets the head's ends of those hosts' links dropped
+#                        so far (tbf: traffic toward the hosts that found the
+#                        queue full, e.g. incast)
+#   lab_drops_out ADDR...  packets those hosts' own ends of their links dropped
+#                        so far (traffic from the hosts: a sender's own queue full)
+#   lab_link_bytes ADDR... bytes that crossed those hosts' links so far, both ways
 #   lab_stage_dir ADDR   a client host's own TMPDIR, so abt:'s stage directory
 #                        (ranks get it, and LAB_HOST, from the launcher)
 #   lab_bg PID           a helper process of the runner, killed at teardown
@@ -217,6 +223,38 @@ lab_link_end() {
     local ns
     ns=$(lab_ns "$1")
     echo "v${ns#"$LAB_PREFIX"-}"
+}
+
+# _lab_qdisc_drops NS DEV: packets DEV's qdisc in namespace NS dropped so far
+_lab_qdisc_drops() {
+    ip netns exec "$1" tc -s qdisc show dev "$2" | awk '/dropped/ { sub(",", "", $7); n += $7 } END { print n + 0 }'
+}
+
+lab_drops() {
+    local a n=0
+    for a in "$@"; do
+        n=$((n + $(_lab_qdisc_drops "$LAB_HEAD" "$(lab_link_end "$a")")))
+    done
+    echo $n
+}
+
+lab_drops_out() {
+    local a n=0
+    for a in "$@"; do
+        n=$((n + $(_lab_qdisc_drops "$(lab_ns "$a")" eth0)))
+    done
+    echo $n
+}
+
+lab_link_bytes() {
+    local a end tx rx n=0
+    for a in "$@"; do
+        end=$(lab_link_end "$a")
+        { read -r tx; read -r rx; } < <(ip netns exec "$LAB_HEAD" cat \
+            "/sys/class/net/$end/statistics/tx_bytes" "/sys/class/net/$end/statistics/rx_bytes")
+        n=$((n + tx + rx))
+    done
+    echo $n
 }
 
 # lab_host_link ADDR up|down: a host's link, both ends
