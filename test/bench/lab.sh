@@ -23,7 +23,7 @@
 #     LAB_ABT_RATE (160mbit): PEAK (ufs: on tmpfs: no server link), rfs:
 #     alone and abt:rfs:, runs alternated; then abt:rfs: against rfs: with
 #     the server's link unshaped too.
-# LAB_PARTS (default "rfs tls rdma coll abt") selects the parts; rdma
+# LAB_PARTS (default "rfs tls rdma coll abt interleave") selects the parts; rdma
 # measures its link baseline itself when rfs is not among them.
 # CPU: the CPU time of the ranks and servers over the run's time and all
 # cores (100%: the CPUs bind, not the links); on a machine shared with
@@ -32,10 +32,14 @@
 # the median of its REPS passes). Writes OUT/bench-lab.md (the tables),
 # OUT/rdma-CLIENTS-UNIT.dat (N, expected, write, read, CPU) and
 # OUT/bench-lab.png (gnuplot).
+#   - interleave: issue 21's interleaved segments (interleave_bench.c), 2
+#     ranks on 2 client hosts, rdma: over 4 server hosts (unit 64 KiB) by
+#     disk-directed, two-phase and independent datatype I/O, against rfs:
+#     on server host 0; every link RATE, the modes alternated run by run.
 #   lab.sh REPO [RATE] [REPS] [OUT]
 set -u
 repo=$1
-parts=" ${LAB_PARTS:-rfs tls rdma coll abt} "
+parts=" ${LAB_PARTS:-rfs tls rdma coll abt interleave} "
 rate=${2:-500mbit}
 reps=${3:-3}
 out=${4:-$repo/build/bench-lab}
@@ -58,7 +62,7 @@ nserv=4
 ! part rdma || nserv=8
 # the lab's directory, so each client host's stage directory, on tmpfs too
 TMPDIR=$base lab_up 4 "$nserv" "$rate" || { echo "bench-lab: $LAB_WHY" >&2; exit 1; }
-for prog in rfs_bench coll_bench abt_bench; do
+for prog in rfs_bench coll_bench abt_bench interleave_bench; do
     "$PREFIX/bin/mpicc" -O2 -D_GNU_SOURCE -std=c11 -o "$work/$prog" "$repo/test/bench/$prog.c" \
         || exit 1
 done
@@ -408,9 +412,63 @@ bench_abt() {
     rates "$rate" "${clients[0]}" "${clients[1]}" "${servs[0]}"
 }
 
+# interleave_once SEG LAYOUT MODE: "write-MiB/s read-MiB/s" of 64 segments
+# of SEG bytes per rank, 2 ranks on client hosts 0 and 1
+interleave_once() {
+    local seg=$1 layout=$2 mode=$3 name=rdma:/interleaved access=coll hints
+    case $mode in
+    dd) hints="rdma_coll=disk_directed rdma_io_method=datatype" ;;
+    2p) hints="rdma_coll=two_phase rdma_io_method=datatype" ;;
+    indep) access=indep hints="rdma_io_method=datatype" ;;
+    rfs) name=rfs:$rfs_at:/interleaved hints="" ;;
+    esac
+    # shellcheck disable=SC2086  # the hints are words of their own
+    env ROMIO_RDMA_SERVERS="$(echo "$srv" | cut -d, -f1-4)" ROMIO_HINTS="$work/il-hints" \
+        "$LAB_MPIEXEC" -hosts "${clients[0]},${clients[1]}" -ppn 1 -n 2 "$work/interleave_bench" \
+        "$name" "$seg" 64 "$layout" "$access" 1 $hints > "$work/res" 2> "$work/err" \
+        || { cat "$work/res" "$work/err" >&2; return 1; }
+    awk -v mib="$((seg * 64 * 2))" '$1 == "write" { w = $2 } $1 == "read" { r = $2 }
+        END { printf "%.1f %.1f\n", mib / w / 1048576, mib / r / 1048576 }' "$work/res"
+}
+
+bench_interleave() {
+    local seg layout mode r order rfs_at
+    declare -A w rd
+    rates "$rate" "${clients[0]}" "${clients[1]}" "${servs[@]:0:4}"
+    printf 'striping_unit 65536\nstriping_factor 4\n' > "$work/il-hints"
+    lab_start_rfsd 0 "$work" il-rfs || exit 1
+    rfs_at=$LAB_RFSD_ADDR:$RFSD_PORT
+    heading "interleaved segments (issue 21): 2 ranks on 2 client hosts, 64 segments of SEG bytes each, segment i of rank r at (2i + r) SEG, written collectively and read back by the neighbour; a call per segment (seg) or one through a vector view (view); rdma: over 4 server hosts (unit 64 KiB) against rfs: on server host 0, links $rate, medians of $reps alternated runs"
+    row "| SEG | layout | read MiB/s dd / 2p / indep / rfs: | write MiB/s dd / 2p / indep / rfs: | read dd/rfs: | read dd/2p | read dd/indep |"
+    row "|---|---|---|---|---|---|---|"
+    for seg in 4096 65536 1048576; do
+        for layout in seg view; do
+            order="dd 2p indep rfs"
+            for mode in $order; do : > "$work/il-$mode"; done
+            for r in $(seq 1 "$reps"); do
+                for mode in $order; do
+                    logged "interleave $seg $layout $mode" interleave_once "$seg" "$layout" "$mode" \
+                        >> "$work/il-$mode" || exit 1
+                done
+                order=$(echo "$order" | awk '{ print $4, $1, $2, $3 }')
+            done
+            for mode in dd 2p indep rfs; do
+                read -r "w[$mode]" "rd[$mode]" <<< "$(medians "$work/il-$mode")"
+            done
+            row "$(printf '| %s | %s | %s / %s / %s / %s | %s / %s / %s / %s | %s | %s | %s |' \
+                "$((seg / 1024)) KiB" "$layout" "${rd[dd]}" "${rd[2p]}" "${rd[indep]}" "${rd[rfs]}" \
+                "${w[dd]}" "${w[2p]}" "${w[indep]}" "${w[rfs]}" "$(ratio "${rd[dd]}" "${rd[rfs]}")" \
+                "$(ratio "${rd[dd]}" "${rd[2p]}")" "$(ratio "${rd[dd]}" "${rd[indep]}")")"
+        done
+    done
+    row ""
+    row "Goal (issue 21): disk-directed reads >= 0.8 x rfs:, >= two-phase, >= 0.5 x independent."
+}
+
 : > "$out/runs.log"
 ! part rdma || bench_rdma
 ! part coll || bench_coll
 ! part abt || bench_abt
+! part interleave || bench_interleave
 stop_all_rfsd
 echo "bench-lab: $out/bench-lab.md${LAB_PARTS:+ (parts: $LAB_PARTS)}, $out/bench-lab.png, $out/runs.log"
