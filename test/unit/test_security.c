@@ -385,6 +385,36 @@ static void through_relay(struct secure_server *s, struct net_tls *tls, const ch
     assert_int_equal(relay_stop(&r, data, 4096), expect_clear);
 }
 
+/* Large writes over TLS (many records, past the size from which rfsd
+ * takes a TCP write straight to the file): the data lands whole at its
+ * offset, and a refused write leaves the stream in step (the next requests
+ * are understood, the file is unchanged). */
+static void tls_large_writes(struct secure_server *s, struct net_tls *tls)
+{
+    struct rfs_client c;
+    struct rfs_stat st;
+    size_t len = (1u << 20) + 4097;
+    uint8_t *data = malloc(len), *back = malloc(len);
+    uint64_t done = 0;
+    fill_random(data, len, 12);
+    assert_int_equal(connect_as(&c, s->ts.port, ALICE, &net_tls_transport, tls), 0);
+    assert_int_equal(rfs_open(&c, 0, "/big", RFS_O_RDWR | RFS_O_CREAT, 0600, &st), RFS_OK);
+    assert_int_equal(rfs_pwrite(&c, 0, data, len, 3), RFS_OK);
+    assert_int_equal(rfs_open(&c, 1, "/big", RFS_O_RDONLY, 0, &st), RFS_OK);
+    assert_int_equal(rfs_pwrite(&c, 1, data, len, 0), RFS_E_BADF);
+    assert_int_equal(rfs_pwrite(&c, 9, data, len, 0), RFS_E_BADF);      /* not open */
+    assert_int_equal(rfs_fstat(&c, 1, &st), RFS_OK);
+    assert_int_equal(st.size, len + 3);
+    assert_int_equal(rfs_pread(&c, 1, back, len, 3, &done), RFS_OK);
+    assert_int_equal(done, len);
+    assert_memory_equal(back, data, len);
+    assert_int_equal(rfs_close(&c, 1), RFS_OK);
+    assert_int_equal(rfs_close(&c, 0), RFS_OK);
+    rfs_client_close(&c);
+    free(back);
+    free(data);
+}
+
 static void test_tls_on_the_wire(void **state)
 {
     (void) state;
@@ -410,6 +440,7 @@ static void test_tls_on_the_wire(void **state)
     char err[256];
     assert_int_equal(net_tls_client_new(NULL, 0, &unverified, err, sizeof err), 0);
     through_relay(&s, unverified, CAROL, data, len, 0);
+    tls_large_writes(&s, verified);
 
     struct net_tls *wrong_ca = client_tls("other");
     assert_int_equal(connect_as(&c, s.ts.port, ALICE, &net_tls_transport, wrong_ca),
