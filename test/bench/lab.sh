@@ -7,7 +7,8 @@
 #     server host 0 (write) and back (-R, read); at RATE and with those two
 #     links at 2 Gbit/s (where the CPU starts to matter);
 #   - TLS: the same rfs: transfer over TLS with a key against plain rfs:,
-#     those two links at 1 and at 5 Gbit/s;
+#     those two links at 1 and at 5 Gbit/s, one pass of each in turn, REPS
+#     times (the machine's load in between changes both alike);
 #   - rdma: aggregate write and read of 4 ranks on 2 and on 4 client hosts
 #     over N = 1, 2, 4, 8 server hosts (stripe unit 1 MiB and 64 KiB), against
 #     the expected min(N, client hosts) x the link's iperf3, with the
@@ -101,13 +102,14 @@ rfsd_ticks() {
 }
 
 # bench NAME HOSTS PPN NP BYTES CHUNK [VAR=VALUE...]: "write read cpu%" of
-# rfs_bench; the ranks' CPU time is mpiexec's children's (bash's time)
+# rfs_bench (passes: REPS, or $passes); the ranks' CPU time is mpiexec's
+# children's (bash's time)
 bench() {
     local name=$1 hosts=$2 ppn=$3 np=$4 bytes=$5 chunk=$6 r0 t0 TIMEFORMAT='%3U %3S'
     shift 6
     r0=$(rfsd_ticks) t0=$(date +%s.%N)
     { time env "$@" "$LAB_MPIEXEC" -hosts "$hosts" -ppn "$ppn" -n "$np" "$work/rfs_bench" \
-        "$name" "$bytes" "$chunk" "$reps" > "$work/res" 2> "$work/err"; } 2> "$work/time" \
+        "$name" "$bytes" "$chunk" "${passes:-$reps}" > "$work/res" 2> "$work/err"; } 2> "$work/time" \
         || { cat "$work/err" >&2; return 1; }
     awk -v r="$(($(rfsd_ticks) - r0))" -v hz="$(getconf CLK_TCK)" -v t0="$t0" \
         -v t1="$(date +%s.%N)" -v cores="$(nproc)" '
@@ -150,30 +152,6 @@ if part rfs; then
     done
 fi
 
-if part tls; then
-sec=$work/sec
-make_security_files "$sec" "${servs[0]}" || exit 1
-lab_start_rfsd 0 "$work" tls --keys "$sec/keys" --tls-cert "$sec/ca.crt" \
-    --tls-key "$sec/server.key" || exit 1
-tls="rfs:$LAB_RFSD_ADDR:$RFSD_PORT:/tls-bench"
-row ""
-row "### TLS (AES-GCM, a key) against plain rfs: (the same transfer)"
-row ""
-row "| link | plain write | TLS write | ratio | plain read | TLS read | ratio | CPU plain / TLS | goal |"
-row "|---|---|---|---|---|---|---|---|---|"
-for r in 1gbit 5gbit; do
-    lab_rate "${clients[0]}" "$r" && lab_rate "${servs[0]}" "$r" || exit 1
-    read -r pw pr pc <<< "$(bench "rfs:${srv%%,*}:/rfs-bench" "${clients[0]}" 1 1 $((256 << 20)) \
-        $((4 << 20)))" || exit 1
-    read -r tw tr tc <<< "$(bench "$tls" "${clients[0]}" 1 1 $((256 << 20)) $((4 << 20)) \
-        ROMIO_RFS_TRANSPORT=tls ROMIO_RFS_KEY_FILE="$sec/good.key" ROMIO_RFS_TLS_CA="$sec/ca.crt")" \
-        || exit 1
-    row "$(printf '| %s | %.1f | %.1f | %s | %.1f | %.1f | %s | %s%% / %s%% | >= 0.9 |' "$r" "$pw" "$tw" \
-        "$(ratio "$tw" "$pw")" "$pr" "$tr" "$(ratio "$tr" "$pr")" "$pc" "$tc")"
-done
-lab_rate "${clients[0]}" "$rate" && lab_rate "${servs[0]}" "$rate" || exit 1
-fi
-
 # rates RATE ADDR...: those hosts' links shaped to RATE (a part sets what it needs)
 rates() {
     local r=$1 a
@@ -209,6 +187,36 @@ logged() {
     res=$("$@") || return 1
     echo "$(date -u +%T) load $(cut -d' ' -f1 /proc/loadavg) $label $res" >> "$out/runs.log"
     echo "$res"
+}
+
+# TLS with a key against plain rfs:, client host 0 to server host 0, their
+# links at 1 and at 5 Gbit/s: one pass of each in turn, REPS times
+bench_tls() {
+    local sec=$work/sec tls r i p t pw pr pc tw tr tc
+    make_security_files "$sec" "${servs[0]}" || exit 1
+    lab_start_rfsd 0 "$work" tls --keys "$sec/keys" --tls-cert "$sec/ca.crt" \
+        --tls-key "$sec/server.key" || exit 1
+    tls="rfs:$LAB_RFSD_ADDR:$RFSD_PORT:/tls-bench"
+    heading "TLS (AES-GCM, a key) against plain rfs: (the same transfer), medians of $reps alternated passes"
+    row "| link | plain write | TLS write | ratio | plain read | TLS read | ratio | CPU plain / TLS | goal |"
+    row "|---|---|---|---|---|---|---|---|---|"
+    for r in 1gbit 5gbit; do
+        rates "$r" "${clients[0]}" "${servs[0]}"
+        : > "$work/tls-$r"
+        for i in $(seq 1 "$reps"); do
+            p=$(passes=1 logged "tls $r plain" bench "rfs:${srv%%,*}:/rfs-bench" "${clients[0]}" 1 1 \
+                $((256 << 20)) $((4 << 20))) || exit 1
+            t=$(passes=1 logged "tls $r tls" bench "$tls" "${clients[0]}" 1 1 $((256 << 20)) \
+                $((4 << 20)) ROMIO_RFS_TRANSPORT=tls ROMIO_RFS_KEY_FILE="$sec/good.key" \
+                ROMIO_RFS_TLS_CA="$sec/ca.crt") || exit 1
+            read -r pw pr pc <<< "$p"
+            read -r tw tr tc <<< "$t"
+            echo "$pw $tw $pr $tr $pc $tc" >> "$work/tls-$r"
+        done
+        read -r pw tw pr tr pc tc <<< "$(medians "$work/tls-$r")"
+        row "$(printf '| %s | %.1f | %.1f | %s | %.1f | %.1f | %s | %s%% / %s%% | >= 0.9 |' "$r" "$pw" \
+            "$tw" "$(ratio "$tw" "$pw")" "$pr" "$tr" "$(ratio "$tr" "$pr")" "$pc" "$tc")"
+    done
 }
 
 bench_rdma() {
@@ -466,6 +474,7 @@ bench_interleave() {
 }
 
 : > "$out/runs.log"
+! part tls || bench_tls
 ! part rdma || bench_rdma
 ! part coll || bench_coll
 ! part abt || bench_abt
