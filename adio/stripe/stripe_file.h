@@ -23,6 +23,11 @@
 #define STRIPE_DEFAULT_PAIRS 64            /* list I/O pairs per request, as PVFS */
 #define STRIPE_REQ_DATA      (1u << 20)    /* data bytes of one list request at most */
 #define STRIPE_WINDOW        16            /* requests in flight per object */
+/* List and naive I/O's data bytes in flight over all objects of a process
+ * at most (rdma_inflight): several servers' replies into one client link,
+ * or one process's requests to several servers, burst into that link's
+ * queue at once; a bound keeps the burst to what fills the link. */
+#define STRIPE_DEFAULT_INFLIGHT 2097152       /* 2 MiB; a number for the hint table */
 #define STRIPE_CHUNK         (32u << 20)   /* data bytes of one datatype I/O round */
 
 /* Servers of the file system, in order: object i of a file is on server i. */
@@ -55,6 +60,7 @@ struct stripe_stats {
     uint64_t coll_rounds, coll_requests;    /* disk-directed rounds, COLLs sent */
     uint64_t staged;                    /* datatype I/O bytes copied via the staging buffer */
     uint64_t bytes[2];                  /* data bytes read, written */
+    uint64_t inflight_peak;             /* most list and naive data bytes in flight at once */
 };
 
 struct stripe_file {
@@ -63,6 +69,7 @@ struct stripe_file {
     struct net_endpoint at[STRIPE_MAX_FACTOR];
     uint32_t connected;                 /* objects 0 .. connected-1 have a connection */
     uint32_t max_pairs;                 /* list I/O pairs per request */
+    uint64_t max_inflight;              /* list I/O data bytes in flight, all objects */
     int failed;
     const char *why;            /* a connection's TLS or authentication failure */
     struct stripe_stats stats;
