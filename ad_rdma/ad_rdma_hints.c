@@ -51,7 +51,7 @@ static const struct adio_hint rdma_hints[] = {
     { .name = "rdma_timeout", .kind = ADIO_HINT_COUNT, .min = 1, .max = 86400,
       .dflt = ADIO_HINT_STR(ADIOI_RDMA_DEFAULT_TIMEOUT), .at_open = 1,
       .to = ADIO_HINT_TO(ADIOI_RDMA_File, timeout_s) },
-    { .name = "rdma_inflight", .kind = ADIO_HINT_COUNT, .min = 1, .max = ADIOI_RDMA_INFLIGHT_MOST,
+    { .name = "rdma_inflight", .kind = ADIO_HINT_COUNT, .min = 0, .max = ADIOI_RDMA_INFLIGHT_MOST,
       .dflt = ADIO_HINT_STR(STRIPE_DEFAULT_INFLIGHT),
       .to = ADIO_HINT_TO(ADIOI_RDMA_File, sf.max_inflight) },
     { .name = "rdma_stats", .kind = ADIO_HINT_WORD, .words = adio_hint_switch,

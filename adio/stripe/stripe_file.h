@@ -24,10 +24,12 @@
 #define STRIPE_REQ_DATA      (1u << 20)    /* data bytes of one list request at most */
 #define STRIPE_WINDOW        16            /* requests in flight per object */
 /* List and naive I/O's data bytes in flight over all objects of a process
- * at most (rdma_inflight): several servers' replies into one client link,
- * or one process's requests to several servers, burst into that link's
- * queue at once; a bound keeps the burst to what fills the link. */
-#define STRIPE_DEFAULT_INFLIGHT 2097152       /* 2 MiB; a number for the hint table */
+ * at most (rdma_inflight; 0: no bound but STRIPE_WINDOW): several servers'
+ * replies into one client link, or one process's requests to several
+ * servers, burst into that link's queue at once; a bound keeps the burst
+ * small. Off by default: in the lab a bound of 2 MiB cost 3-6% where one
+ * rank per host writes in 1 MiB requests (docs/bench-lab.md). */
+#define STRIPE_DEFAULT_INFLIGHT 0
 #define STRIPE_CHUNK         (32u << 20)   /* data bytes of one datatype I/O round */
 
 /* Servers of the file system, in order: object i of a file is on server i. */
@@ -69,7 +71,7 @@ struct stripe_file {
     struct net_endpoint at[STRIPE_MAX_FACTOR];
     uint32_t connected;                 /* objects 0 .. connected-1 have a connection */
     uint32_t max_pairs;                 /* list I/O pairs per request */
-    uint64_t max_inflight;              /* list I/O data bytes in flight, all objects */
+    uint64_t max_inflight;              /* list I/O data bytes in flight, all objects; 0: any */
     int failed;
     const char *why;            /* a connection's TLS or authentication failure */
     struct stripe_stats stats;

@@ -10,9 +10,9 @@
  *             server walks the view itself and keeps its own pieces.
  *
  * Requests to every object are in flight at once, up to STRIPE_WINDOW per
- * object; list and naive requests together carry at most f->max_inflight
- * data bytes (at least one request goes), the oldest reply over all
- * objects taken before more is sent. After a failure nothing new is sent, what is in flight is still
+ * object; with f->max_inflight set, list and naive requests together carry
+ * at most that many data bytes (at least one request goes), the oldest
+ * reply over all objects taken before more is sent. After a failure nothing new is sent, what is in flight is still
  * received, and the first failure is returned.
  */
 #include "stripe/stripe_file.h"
@@ -232,7 +232,7 @@ static int make_room(struct list_xfer *x, uint32_t o)
     struct list_pipe *q = &x->pipe[o];
     if (q->inflight == STRIPE_WINDOW)
         complete_oldest(x, o);
-    while (x->status == 0 && x->inflight > 0 &&
+    while (x->status == 0 && x->f->max_inflight > 0 && x->inflight > 0 &&
            x->inflight + building(q)->data > x->f->max_inflight)
         complete_oldest(x, oldest_object(x));
     return x->status;
