@@ -11,8 +11,9 @@
  *
  * Requests to every object are in flight at once, up to STRIPE_WINDOW per
  * object; with f->max_inflight set, list and naive requests together carry
- * at most that many data bytes (at least one request goes), the oldest
- * reply over all objects taken before more is sent. After a failure nothing new is sent, what is in flight is still
+ * at most that many data bytes (at least one request goes), and with
+ * f->max_servers set they go to at most that many objects at once: the
+ * oldest reply over all objects is taken before more is sent. After a failure nothing new is sent, what is in flight is still
  * received, and the first failure is returned.
  */
 #include "stripe/stripe_file.h"
@@ -157,6 +158,7 @@ struct list_xfer {
     struct mem_cursor mem;
     struct list_pipe *pipe;
     uint64_t inflight, sent;    /* data bytes in flight over all objects; requests sent */
+    uint32_t busy;              /* objects with requests in flight */
     int status;                 /* the first failure */
     int short_read;
 };
@@ -198,6 +200,7 @@ static int complete_oldest(struct list_xfer *x, uint32_t o)
     q->head = (q->head + 1) % (STRIPE_WINDOW + 1);
     q->inflight--;
     x->inflight -= r->data;
+    x->busy -= q->inflight == 0;
     if (rc == 0 && x->is_write && rep.value != r->data)
         rc = -EPROTO;
     if (rc == 0 && !x->is_write) {
@@ -224,9 +227,9 @@ static uint32_t oldest_object(const struct list_xfer *x)
     return oldest;
 }
 
-/* Room for object o's next request: a free slot in its window and its
- * data within the process's bound (taking a reply keeps o's request
- * being built where it is). */
+/* Room for object o's next request: a free slot in its window, its data
+ * within the process's bound, o among the objects it may feed at once
+ * (taking a reply keeps o's request being built where it is). */
 static int make_room(struct list_xfer *x, uint32_t o)
 {
     struct list_pipe *q = &x->pipe[o];
@@ -234,6 +237,9 @@ static int make_room(struct list_xfer *x, uint32_t o)
         complete_oldest(x, o);
     while (x->status == 0 && x->f->max_inflight > 0 && x->inflight > 0 &&
            x->inflight + building(q)->data > x->f->max_inflight)
+        complete_oldest(x, oldest_object(x));
+    while (x->status == 0 && x->f->max_servers > 0 && q->inflight == 0 &&
+           x->busy >= x->f->max_servers)
         complete_oldest(x, oldest_object(x));
     return x->status;
 }
@@ -272,10 +278,13 @@ static int submit(struct list_xfer *x, uint32_t o)
     if (rc != 0)
         return rc;
     r->seq = x->sent++;
+    x->busy += q->inflight == 0;
     q->inflight++;
     x->inflight += r->data;
     if (x->inflight > x->f->stats.inflight_peak)
         x->f->stats.inflight_peak = x->inflight;
+    if (x->busy > x->f->stats.servers_peak)
+        x->f->stats.servers_peak = x->busy;
     req_clear(building(q));
     return 0;
 }
