@@ -26,6 +26,8 @@
 #define ADIOI_RDMA_SEGMENTS_FROM 1024
 /* rdma_pack_threshold: at most the verbs transport's staging buffer */
 #define ADIOI_RDMA_PACK_MOST    (4u << 20)
+/* rdma_inflight: at most 1 GiB of a process's list I/O in flight */
+#define ADIOI_RDMA_INFLIGHT_MOST (1u << 30)
 
 /* rdma_io_method: the stripe methods, and ROMIO's data sieving. */
 #define ADIOI_RDMA_SIEVE STRIPE_METHODS

@@ -31,7 +31,7 @@ static void print_stats(const ADIOI_RDMA_File *f)
     const struct stripe_stats *st = &f->sf.stats;
     fprintf(stderr, "rdma stats: %s: method %s, %u servers, unit %llu: data requests %llu; "
             "calls naive %llu list %llu datatype %llu; list requests %llu (%.1f pairs, %.1f "
-            "memory segments each); "
+            "memory segments each, at most %llu bytes in flight, to %u servers); "
             "datatype requests %llu (%llu bytes staged); disk-directed rounds %llu; bytes read "
             "%llu written %llu\n", f->path,
             names[f->method], f->sf.layout.factor, (unsigned long long) f->sf.layout.unit,
@@ -43,6 +43,7 @@ static void print_stats(const ADIOI_RDMA_File *f)
             st->list_requests ? (double) st->pairs / (double) st->list_requests : 0.0,
             st->data_requests > st->view_requests
                 ? (double) st->segments / (double) (st->data_requests - st->view_requests) : 0.0,
+            (unsigned long long) st->inflight_peak, st->servers_peak,
             (unsigned long long) st->view_requests, (unsigned long long) st->staged,
             (unsigned long long) st->coll_rounds,
             (unsigned long long) st->bytes[0],

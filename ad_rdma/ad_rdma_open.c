@@ -61,6 +61,8 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
         return;
     }
     uint32_t max_pairs = f->sf.max_pairs;
+    uint64_t max_inflight = f->sf.max_inflight;
+    uint32_t max_servers = f->sf.max_servers;
     struct stripe_open_args a = {
         .flags = rfs_adio_open_flags(fd->access_mode),
         .mode = rfs_adio_create_mode(fd),
@@ -72,6 +74,8 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
     a.connect.net.pack_max = f->pack_max;
     int rc = open_stripes(f, &a);
     f->sf.max_pairs = max_pairs;
+    f->sf.max_inflight = max_inflight;
+    f->sf.max_servers = max_servers;
     uint64_t size = 0;
     if (rc == 0 && (fd->access_mode & ADIO_APPEND))
         rc = stripe_size(&f->sf, &size);

@@ -263,6 +263,8 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
     memset(f, 0, sizeof *f);
     f->failed = -1;
     f->max_pairs = STRIPE_DEFAULT_PAIRS;
+    f->max_inflight = STRIPE_DEFAULT_INFLIGHT;
+    f->max_servers = STRIPE_DEFAULT_INFLIGHT_SERVERS;
     if (sv->n == 0)
         return RFS_E_INVAL;
     /* The header must be read even by a write-only open: ask for read and

@@ -23,6 +23,19 @@
 #define STRIPE_DEFAULT_PAIRS 64            /* list I/O pairs per request, as PVFS */
 #define STRIPE_REQ_DATA      (1u << 20)    /* data bytes of one list request at most */
 #define STRIPE_WINDOW        16            /* requests in flight per object */
+/* List and naive I/O's data bytes in flight over all objects of a process
+ * at most (rdma_inflight; 0: no bound but STRIPE_WINDOW): several servers'
+ * replies into one client link, or one process's requests to several
+ * servers, burst into that link's queue at once; a bound keeps the burst
+ * small. Off by default: it also holds back calls over few servers, where
+ * the lab could not tell its cost from its noise (docs/bench-lab.md). */
+#define STRIPE_DEFAULT_INFLIGHT 0
+/* Servers a process's list and naive requests go to at once at most
+ * (rdma_inflight_servers; 0: all): 4 keeps the 8 requests of 512 KiB of a
+ * 4 MiB call over 8 servers with 64 KiB stripes from bursting into the
+ * client link's queue together, and leaves a call over 4 servers or fewer
+ * (1 MiB stripes, or loopback's 4 servers) as it was. */
+#define STRIPE_DEFAULT_INFLIGHT_SERVERS 4
 #define STRIPE_CHUNK         (32u << 20)   /* data bytes of one datatype I/O round */
 
 /* Servers of the file system, in order: object i of a file is on server i. */
@@ -55,6 +68,8 @@ struct stripe_stats {
     uint64_t coll_rounds, coll_requests;    /* disk-directed rounds, COLLs sent */
     uint64_t staged;                    /* datatype I/O bytes copied via the staging buffer */
     uint64_t bytes[2];                  /* data bytes read, written */
+    uint64_t inflight_peak;             /* most list and naive data bytes in flight at once */
+    uint32_t servers_peak;              /* most servers with list or naive requests at once */
 };
 
 struct stripe_file {
@@ -63,6 +78,8 @@ struct stripe_file {
     struct net_endpoint at[STRIPE_MAX_FACTOR];
     uint32_t connected;                 /* objects 0 .. connected-1 have a connection */
     uint32_t max_pairs;                 /* list I/O pairs per request */
+    uint64_t max_inflight;              /* list I/O data bytes in flight, all objects; 0: any */
+    uint32_t max_servers;               /* objects with list I/O in flight at once; 0: all */
     int failed;
     const char *why;            /* a connection's TLS or authentication failure */
     struct stripe_stats stats;

@@ -10,7 +10,10 @@
  *             server walks the view itself and keeps its own pieces.
  *
  * Requests to every object are in flight at once, up to STRIPE_WINDOW per
- * object. After a failure nothing new is sent, what is in flight is still
+ * object; with f->max_inflight set, list and naive requests together carry
+ * at most that many data bytes (at least one request goes), and with
+ * f->max_servers set they go to at most that many objects at once: the
+ * oldest reply over all objects is taken before more is sent. After a failure nothing new is sent, what is in flight is still
  * received, and the first failure is returned.
  */
 #include "stripe/stripe_file.h"
@@ -133,6 +136,7 @@ static char *mem_at(struct mem_cursor *m, uint64_t at, uint64_t *room)
 
 struct list_req {
     struct rfs_inflight sent;
+    uint64_t seq;               /* the order of sending, over all objects */
     uint32_t npairs;
     int nseg;
     uint64_t data;
@@ -153,6 +157,8 @@ struct list_xfer {
     uint32_t max_pairs;
     struct mem_cursor mem;
     struct list_pipe *pipe;
+    uint64_t inflight, sent;    /* data bytes in flight over all objects; requests sent */
+    uint32_t busy;              /* objects with requests in flight */
     int status;                 /* the first failure */
     int short_read;
 };
@@ -193,6 +199,8 @@ static int complete_oldest(struct list_xfer *x, uint32_t o)
                          : rfs_recvv(&x->f->obj[o], &r->sent, r->seg, r->nseg, &rep, &got);
     q->head = (q->head + 1) % (STRIPE_WINDOW + 1);
     q->inflight--;
+    x->inflight -= r->data;
+    x->busy -= q->inflight == 0;
     if (rc == 0 && x->is_write && rep.value != r->data)
         rc = -EPROTO;
     if (rc == 0 && !x->is_write) {
@@ -204,14 +212,43 @@ static int complete_oldest(struct list_xfer *x, uint32_t o)
     return rc;
 }
 
+/* The object whose oldest request in flight was sent first of all. */
+static uint32_t oldest_object(const struct list_xfer *x)
+{
+    uint32_t oldest = 0;
+    uint64_t seq = UINT64_MAX;
+    for (uint32_t o = 0; o < x->f->layout.factor; o++) {
+        const struct list_pipe *q = &x->pipe[o];
+        if (q->inflight > 0 && q->slot[q->head].seq < seq) {
+            seq = q->slot[q->head].seq;
+            oldest = o;
+        }
+    }
+    return oldest;
+}
+
+/* Room for object o's next request: a free slot in its window, its data
+ * within the process's bound, o among the objects it may feed at once
+ * (taking a reply keeps o's request being built where it is). */
+static int make_room(struct list_xfer *x, uint32_t o)
+{
+    struct list_pipe *q = &x->pipe[o];
+    if (q->inflight == STRIPE_WINDOW)
+        complete_oldest(x, o);
+    while (x->status == 0 && x->f->max_inflight > 0 && x->inflight > 0 &&
+           x->inflight + building(q)->data > x->f->max_inflight)
+        complete_oldest(x, oldest_object(x));
+    while (x->status == 0 && x->f->max_servers > 0 && q->inflight == 0 &&
+           x->busy >= x->f->max_servers)
+        complete_oldest(x, oldest_object(x));
+    return x->status;
+}
+
 static int submit(struct list_xfer *x, uint32_t o)
 {
     struct list_pipe *q = &x->pipe[o];
-    if (q->inflight == STRIPE_WINDOW) {
-        complete_oldest(x, o);
-        if (x->status)
-            return x->status;           /* nothing new after a failure */
-    }
+    if (make_room(x, o))
+        return x->status;               /* nothing new after a failure */
     struct list_req *r = building(q);
     struct rfs_req req = { .handle = STRIPE_HANDLE, .length = r->data };
     struct iovec iov[STRIPE_MAX_SEGS + 1];
@@ -240,7 +277,14 @@ static int submit(struct list_xfer *x, uint32_t o)
     stripe_keep_failure(x->f, &x->status, o, rc);
     if (rc != 0)
         return rc;
+    r->seq = x->sent++;
+    x->busy += q->inflight == 0;
     q->inflight++;
+    x->inflight += r->data;
+    if (x->inflight > x->f->stats.inflight_peak)
+        x->f->stats.inflight_peak = x->inflight;
+    if (x->busy > x->f->stats.servers_peak)
+        x->f->stats.servers_peak = x->busy;
     req_clear(building(q));
     return 0;
 }

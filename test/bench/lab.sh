@@ -26,6 +26,10 @@
 #     the server's link unshaped too.
 # LAB_PARTS (default "rfs tls rdma coll abt interleave") selects the parts; rdma
 # measures its link baseline itself when rfs is not among them.
+# LAB_RDMA_ROWS (default all) selects rdma's rows as CLIENTS:N:UNIT words
+# (e.g. "4:4:1048576 2:8:65536"); LAB_RDMA_HINTS (default: the driver's
+# own) gives NAME=VALUE hints whose runs follow each other in each row, a
+# row apiece (e.g. "rdma_inflight=0 rdma_inflight=2097152").
 # CPU: the CPU time of the ranks and servers over the run's time and all
 # cores (100%: the CPUs bind, not the links); on a machine shared with
 # other work the links may get less than this.
@@ -219,39 +223,52 @@ bench_tls() {
     done
 }
 
+# rdma_row CLIENTS N UNIT HINT: one row of rdma's table (HINT NAME=VALUE,
+# "default": none), the first HINT's also in its .dat
+rdma_row() {
+    local nc=$1 n=$2 unit=$3 hint=$4 hosts servers res aw ar ac k exp bound dc dout ds
+    hosts=$(echo "${clients[@]:0:$nc}" | tr ' ' ,)
+    servers=$(echo "$srv" | cut -d, -f1-"$n")
+    printf 'striping_unit %s\nstriping_factor %s\n' "$unit" "$n" > "$work/hints"
+    [ "$hint" = default ] || echo "${hint%%=*} ${hint#*=}" >> "$work/hints"
+    dout=$(lab_drops_out "${clients[@]:0:$nc}") dc=$(lab_drops "${clients[@]:0:$nc}")
+    ds=$(lab_drops "${servs[@]:0:$n}")
+    res=$(logged "rdma $nc $n $unit $hint" bench "rdma:/agg-$nc-$n-$unit" "$hosts" $((4 / nc)) 4 \
+        $((64 << 20)) $((4 << 20)) ROMIO_RDMA_SERVERS="$servers" ROMIO_HINTS="$work/hints") \
+        || exit 1
+    read -r aw ar ac <<< "$res"
+    dout=$(($(lab_drops_out "${clients[@]:0:$nc}") - dout))
+    dc=$(($(lab_drops "${clients[@]:0:$nc}") - dc)) ds=$(($(lab_drops "${servs[@]:0:$n}") - ds))
+    k=$(( n < nc ? n : nc ))
+    exp=$(awk -v k="$k" -v l="$link_w" 'BEGIN { printf "%.1f", k * l }')
+    if [ "$n" -lt "$nc" ]; then bound="servers' links"
+    elif [ "$n" -gt "$nc" ]; then bound="clients' links"
+    else bound="both"; fi
+    row "$(printf '| %d | %d | %d KiB | %s | %s | %.1f | %s | %.1f | %s | %s%% | %s / %s, %s | %s |' \
+        "$nc" "$n" $((unit / 1024)) "$hint" "$exp" "$aw" "$(ratio "$aw" "$exp")" "$ar" \
+        "$(ratio "$ar" "$exp")" "$ac" "$dout" "$dc" "$ds" "$bound")"
+    [ -e "$out/rdma-$nc-$unit.dat" ] && [ "$(tail -n1 "$out/rdma-$nc-$unit.dat" | cut -d' ' -f1)" = "$n" ] \
+        || echo "$n $exp $aw $ar $ac" >> "$out/rdma-$nc-$unit.dat"
+}
+
 bench_rdma() {
-    local nc n unit hosts servers res aw ar ac k exp bound dc dout ds
+    local nc n unit hint
     rates "$rate" "${clients[@]}" "${servs[@]}"
     [ -n "${link_w:-}" ] || link_w=$(iperf3_mbs "${clients[0]}" "${servs[0]}")
     [ -n "$link_w" ] || { echo "bench-lab: iperf3 gave no result" >&2; exit 1; }
     link_w=$(printf '%.1f' "$link_w")
     heading "rdma: aggregate, 4 ranks (64 MiB each in 4 MiB calls), against min(N, client hosts) x the link's iperf3 write ($link_w MB/s at $rate)"
-    row "| client hosts | servers N | unit | expected MB/s | write MB/s | ratio | read MB/s | ratio | CPU | drops out of / into clients, into servers | bound (expected) |"
-    row "|---|---|---|---|---|---|---|---|---|---|---|"
+    row "| client hosts | servers N | unit | hint | expected MB/s | write MB/s | ratio | read MB/s | ratio | CPU | drops out of / into clients, into servers | bound (expected) |"
+    row "|---|---|---|---|---|---|---|---|---|---|---|---|"
     rm -f "$out"/rdma-*.dat
     for nc in 2 4; do
-        hosts=$(echo "${clients[@]:0:$nc}" | tr ' ' ,)
         for n in 1 2 4 8; do
-            servers=$(echo "$srv" | cut -d, -f1-$n)
             for unit in 1048576 65536; do
-                printf 'striping_unit %s\nstriping_factor %s\n' $unit $n > "$work/hints"
-                dout=$(lab_drops_out "${clients[@]:0:$nc}") dc=$(lab_drops "${clients[@]:0:$nc}")
-                ds=$(lab_drops "${servs[@]:0:$n}")
-                res=$(logged "rdma $nc $n $unit" bench "rdma:/agg-$nc-$n-$unit" "$hosts" $((4 / nc)) 4 \
-                    $((64 << 20)) $((4 << 20)) ROMIO_RDMA_SERVERS="$servers" ROMIO_HINTS="$work/hints") \
-                    || exit 1
-                read -r aw ar ac <<< "$res"
-                dout=$(($(lab_drops_out "${clients[@]:0:$nc}") - dout))
-                dc=$(($(lab_drops "${clients[@]:0:$nc}") - dc)) ds=$(($(lab_drops "${servs[@]:0:$n}") - ds))
-                k=$(( n < nc ? n : nc ))
-                exp=$(awk -v k="$k" -v l="$link_w" 'BEGIN { printf "%.1f", k * l }')
-                if [ "$n" -lt "$nc" ]; then bound="servers' links"
-                elif [ "$n" -gt "$nc" ]; then bound="clients' links"
-                else bound="both"; fi
-                row "$(printf '| %d | %d | %d KiB | %s | %.1f | %s | %.1f | %s | %s%% | %s / %s, %s | %s |' \
-                    "$nc" "$n" $((unit / 1024)) "$exp" "$aw" "$(ratio "$aw" "$exp")" "$ar" \
-                    "$(ratio "$ar" "$exp")" "$ac" "$dout" "$dc" "$ds" "$bound")"
-                echo "$n $exp $aw $ar $ac" >> "$out/rdma-$nc-$unit.dat"
+                [ -z "${LAB_RDMA_ROWS:-}" ] || [[ " $LAB_RDMA_ROWS " == *" $nc:$n:$unit "* ]] \
+                    || continue
+                for hint in ${LAB_RDMA_HINTS:-default}; do
+                    rdma_row "$nc" "$n" "$unit" "$hint"
+                done
             done
         done
     done

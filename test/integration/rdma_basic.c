@@ -243,13 +243,16 @@ static void hint_values(const char *prefix, unsigned seed)
         { "rdma_io_method", "fast" }, { "rdma_memory_segments", "sometimes" },
         { "rdma_list_pairs", "0" }, { "rdma_list_pairs", "4097" },
         { "rdma_pack_threshold", "0" }, { "rdma_timeout", "soon" },
-        { "rfs_transport", "tsl" },
+        { "rdma_inflight", "-1" }, { "rdma_inflight", "1073741825" },
+        { "rdma_inflight_servers", "65" }, { "rfs_transport", "tsl" },
     };
     static const struct hint_pair defaults[] = {
         { "rdma_io_method", "list" }, { "rdma_list_pairs", "64" }, { "rdma_timeout", "120" },
         { "rdma_stats", "disable" }, { "rdma_coll", "auto" }, { "rdma_coll_cache", "disable" },
         { "rdma_registration", "cached" }, { "rdma_memory_segments", "auto" },
-        { "rdma_pack_threshold", "65536" }, { "rfs_transport", "tcp" },
+        { "rdma_pack_threshold", "65536" }, { "rdma_inflight", "0" },
+        { "rdma_inflight_servers", "4" },
+        { "rfs_transport", "tcp" },
     };
     snprintf(name, sizeof name, "%svalues", prefix);
     fh = open_checking_hints(name, HINT_PAIRS(invalid), HINT_PAIRS(defaults));
@@ -257,6 +260,8 @@ static void hint_values(const char *prefix, unsigned seed)
     set_info_refused(fh, "rdma_list_pairs", "many", "64");
     set_info_expect(fh, "rdma_io_method", "naive", "naive");
     set_info_expect(fh, "rdma_list_pairs", "8", "8");
+    set_info_expect(fh, "rdma_inflight", "4096", "4096");     /* one request at a time */
+    set_info_expect(fh, "rdma_inflight_servers", "1", "1");
     set_info_expect(fh, "rdma_timeout", "30", "120");   /* read at open: the file keeps its own */
 
     pattern_fill(buf, sizeof buf, (uint64_t) rank * sizeof buf, seed);

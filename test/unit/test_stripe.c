@@ -737,6 +737,60 @@ static void test_collective_read_on_one_server(void **state)
 }
 
 /* One server goes away: calls that need it fail, none hangs. */
+/* The list path's bytes in flight over all objects stay within
+ * max_inflight, at least one request going however small it is, and the
+ * objects fed at once within max_servers; without a bound (0) every
+ * object's window fills, more than the bound, and every object is fed.
+ * Counted in stats.inflight_peak and servers_peak; the data checked after
+ * each. */
+static void test_inflight_bound(void **state)
+{
+    (void) state;
+    struct stripe_file f;
+    uint64_t moved;
+    const uint64_t len = 8u << 20, bound = 3u << 19;    /* 1.5 MiB: one request of 1 MiB */
+    const uint64_t bounds[] = { 0, bound, 1 };
+    const uint64_t peaks[] = { len, bound, STRIPE_REQ_DATA };  /* at most; unbounded: exactly */
+    const uint32_t servers[] = { 0, 2, 1 }, server_peaks[] = { NSERVERS, 2, 1 };
+    uint8_t *src = malloc(len), *dst = malloc(len);
+    fill_random(src, len, 11);
+    open_file(&f, "/inflight", RFS_O_RDWR | RFS_O_CREAT, 256u << 10, 0);
+    struct stripe_view whole = { 0 };
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++)
+        for (int is_write = 1; is_write >= 0; is_write--) {
+            f.max_inflight = bounds[i];
+            f.max_servers = 0;
+            f.stats.inflight_peak = 0;
+            memset(dst, 0, len);
+            assert_int_equal(stripe_io(&f, STRIPE_LIST, &whole, 0, len,
+                                       (char *) (is_write ? src : dst), is_write, &moved), 0);
+            assert_int_equal(moved, len);
+            if (i == 0)
+                assert_int_equal(f.stats.inflight_peak, len);
+            else
+                assert_true(f.stats.inflight_peak <= peaks[i]);
+            if (!is_write)
+                assert_memory_equal(dst, src, len);
+        }
+    for (size_t i = 0; i < sizeof servers / sizeof servers[0]; i++)
+        for (int is_write = 1; is_write >= 0; is_write--) {
+            f.max_inflight = 0;
+            f.max_servers = servers[i];
+            f.stats.servers_peak = 0;
+            memset(dst, 0, len);
+            assert_int_equal(stripe_io(&f, STRIPE_LIST, &whole, 0, len,
+                                       (char *) (is_write ? src : dst), is_write, &moved), 0);
+            assert_int_equal(moved, len);
+            assert_int_equal(f.stats.servers_peak, server_peaks[i]);
+            if (!is_write)
+                assert_memory_equal(dst, src, len);
+        }
+    check_placement(&f.layout, "inflight", src, len);
+    assert_int_equal(stripe_close(&f), 0);
+    free(src);
+    free(dst);
+}
+
 static void test_server_lost(void **state)
 {
     (void) state;
@@ -771,6 +825,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_concurrent_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collective_rounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collective_read_on_one_server, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inflight_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(test_server_lost, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
