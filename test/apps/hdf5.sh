@@ -41,20 +41,23 @@ rdma* t_filters_parallel each read test writes its file first with HDF5's serial
 if [ "${1:-}" = --case ]; then
     np=$2 prog=$3
     shift 3
-    run() { "$PREFIX_MPIEXEC" $MPIEXEC_FLAGS -n "$np" "$@"; }
-    failed() { grep -qE 'FAILED|\*\*\* ?ERROR|[1-9][0-9]* errors? (detected|found)|Assertion' <<< "$1"; }
+    # a program's output goes to the case's log as it comes (a case stopped
+    # by its time limit shows how far it got) and to $out, judged after
+    out=$(mktemp "${TMPDIR:-/tmp}/hdf5-case.XXXXXX")
+    trap 'rm -f "$out"' EXIT
+    run() {
+        "$PREFIX_MPIEXEC" $MPIEXEC_FLAGS -n "$np" "$@" 2>&1 | tee "$out"
+        return "${PIPESTATUS[0]}"
+    }
+    failed() { grep -qE 'FAILED|\*\*\* ?ERROR|[1-9][0-9]* errors? (detected|found)|Assertion' "$out"; }
     if [ "$(basename "$prog")" = t_pflush ]; then
         # part 1 flushes one file, leaves another unflushed, and _exits;
         # part 2 checks the first and that the second is not a valid file
-        out=$(run "${prog}1" 2>&1)
-        echo "$out"
-        grep -q PASSED <<< "$out" && ! failed "$out" || exit 1
+        run "${prog}1"
+        grep -q PASSED "$out" && ! failed || exit 1
         prog=${prog}2
     fi
-    out=$(run "$prog" "$@" 2>&1)
-    rc=$?
-    echo "$out"
-    [ $rc -eq 0 ] && ! failed "$out" || exit 1
+    run "$prog" "$@" && ! failed || exit 1
     echo " No Errors"
     exit 0
 fi
