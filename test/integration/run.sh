@@ -95,6 +95,9 @@ run_case "abt_coll_visible.ufs.np2" 120 $mpiexec -n 2 "$work/bin/abt_coll_visibl
 # Independent noncontiguous writes (issue 17): a resized filetype's
 # placement, a file run over 2 GiB
 mkdir -p "$root/abt-strided" "$work/ufs-strided"
+# a view over the protocol's limit, read through the inner rfs: (issue 17)
+run_case "big_view.abt_rfs.np2" 120 $mpiexec -n 2 "$work/bin/big_view" \
+    "abt:rfs:127.0.0.1:$main_port:/abt-strided/"
 run_case "abt_strided.resized.rfs" 120 $mpiexec -n 1 "$work/bin/abt_strided" \
     "abt:rfs:127.0.0.1:$main_port:/abt-strided/" resized
 run_case "abt_strided.resized.ufs" 120 $mpiexec -n 1 "$work/bin/abt_strided" \
