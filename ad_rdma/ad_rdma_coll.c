@@ -88,7 +88,8 @@ static int dd_error(ADIO_File fd, int rc, int is_write)
 }
 
 static const struct dtype_view_ops dd_ops = {
-    .prepare = ADIOI_RDMA_Prepare_view, .move = dd_move, .error = dd_error
+    .prepare = ADIOI_RDMA_Prepare_view, .move = dd_move, .error = dd_error,
+    .max_view = RFS_MAX_VIEW
 };
 
 /* Rounds this process's request takes, or -1 when disk-directed cannot
@@ -97,7 +98,7 @@ static int64_t rounds_needed(ADIO_File fd, int count, MPI_Datatype datatype)
 {
     MPI_Count size;
     int64_t most;
-    if (!dtype_view_describable(fd, datatype, &most))
+    if (!dtype_view_describable(fd, datatype, &dd_ops, &most))
         return -1;
     MPI_Type_size_x(datatype, &size);
     int64_t total = (int64_t) size * count;

@@ -53,7 +53,8 @@ int ADIOI_RDMA_View_error(ADIO_File fd, int rc, int is_write)
 
 static const struct dtype_view_ops rdma_view_ops = {
     .prepare = ADIOI_RDMA_Prepare_view, .move = rdma_move, .error = ADIOI_RDMA_View_error,
-    .move_segments = rdma_move_segments, .segments_from = rdma_segments_from
+    .move_segments = rdma_move_segments, .segments_from = rdma_segments_from,
+    .max_view = RFS_MAX_VIEW
 };
 
 void ADIOI_RDMA_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,

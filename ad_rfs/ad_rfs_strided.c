@@ -47,7 +47,7 @@ static int rfs_error(ADIO_File fd, int rc, int is_write)
 }
 
 static const struct dtype_view_ops rfs_view_ops = {
-    .prepare = rfs_prepare, .move = rfs_move, .error = rfs_error
+    .prepare = rfs_prepare, .move = rfs_move, .error = rfs_error, .max_view = RFS_MAX_VIEW
 };
 
 void ADIOI_RFS_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,

@@ -96,6 +96,18 @@ static int describe(MPI_Datatype type, struct described *d)
     return dtype_mpi_get(type, &d->t, &d->owned);
 }
 
+/* The view's filetype, described if the driver takes its wire form. */
+static int describe_view(ADIO_File fd, const struct dtype_view_ops *ops, struct described *d)
+{
+    if (describe(fd->filetype, d) < 0)
+        return -1;
+    if (d->t && ops->max_view && dtype_serialize(d->t, NULL) > ops->max_view) {
+        release(d);
+        return -1;
+    }
+    return 0;
+}
+
 /* The memory side: the typed buffer, its MPI type and its description. */
 struct memory {
     char *buf;
@@ -232,10 +244,11 @@ static int transfer(ADIO_File fd, const struct dtype_view_ops *ops, const struct
     return rc;
 }
 
-int dtype_view_describable(ADIO_File fd, MPI_Datatype datatype, int64_t *most)
+int dtype_view_describable(ADIO_File fd, MPI_Datatype datatype,
+                           const struct dtype_view_ops *ops, int64_t *most)
 {
     struct described mem, file;
-    int ok = describe(datatype, &mem) == 0 && describe(fd->filetype, &file) == 0;
+    int ok = describe(datatype, &mem) == 0 && describe_view(fd, ops, &file) == 0;
     *most = ok && mem.t ? most_per_move(mem.t) : INT64_MAX;
     release(&mem);
     if (ok)
@@ -251,7 +264,7 @@ void dtype_view_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype data
     MPI_Count type_size;
     int64_t moved = 0;
 
-    if (describe(datatype, &mem) < 0 || describe(fd->filetype, &file) < 0) {
+    if (describe(datatype, &mem) < 0 || describe_view(fd, ops, &file) < 0) {
         release(&mem);
         if (is_write)
             ADIOI_GEN_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status,

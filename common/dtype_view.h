@@ -36,14 +36,19 @@ struct dtype_view_ops {
     /* ...for a memory type whose runs are this long on average at least
      * (0: always, INT64_MAX: never). */
     int64_t (*segments_from)(ADIO_File fd);
+    /* The longest wire form (dtype_serialize) of a filetype the driver
+     * takes (0: any); a longer one goes to ROMIO's generic strided code,
+     * as a type the engine cannot describe does. */
+    size_t max_view;
 };
 
 #define DTYPE_VIEW_SEGS (16 << 10)      /* memory segments of one move at most */
 
-/* Whether dtype_view_strided_io moves this datatype through the view of
- * fd itself (else it hands the call to ROMIO's generic code); *most gets
- * the data bytes of its moves (INT64_MAX: one move for all). */
-int dtype_view_describable(ADIO_File fd, MPI_Datatype datatype, int64_t *most);
+/* Whether dtype_view_strided_io with these ops moves this datatype through
+ * the view of fd itself (else it hands the call to ROMIO's generic code);
+ * *most gets the data bytes of its moves (INT64_MAX: one move for all). */
+int dtype_view_describable(ADIO_File fd, MPI_Datatype datatype,
+                           const struct dtype_view_ops *ops, int64_t *most);
 
 void dtype_view_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,

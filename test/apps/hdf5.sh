@@ -18,15 +18,19 @@ HDF5_PROGRAMS="t_mpi:2 t_bigio:2 testphdf5:2 t_cache:3 t_cache_image:2 t_pread:3
 t_prestart:2 t_init_term:2 t_shapesame:2 t_filters_parallel:2 t_pflush:2"
 
 # Tests that cannot pass in a mode (mode pattern, program or
-# program.subtest of testphdf5, why): over rdma:, the tests that make, open,
-# stat or remove their file with POSIX or HDF5's serial driver (a striped
-# file has no POSIX path); over abt:, the tests that read what another
-# process wrote independently with no sync in between (abt: buffers it, as
-# MPI allows: docs/abt.md).
+# program.subtest of testphdf5 or t_shapesame, why): over rdma:, the tests
+# that make, open, stat or remove their file with POSIX or HDF5's serial
+# driver (a striped file has no POSIX path); over abt:, the tests that read
+# what another process wrote independently with no sync in between (abt:
+# buffers it, as MPI allows: docs/abt.md).
 SKIPS="
 * t_cache_image HDF5's own CMake test list leaves it out (testpar/CMakeTests.cmake: do not test until new version is added); here it hangs over ufs: as well (smoke check 1, after rank 0's helper process)
 abt-* t_mpi its first test (one process writes, the others read after MPI_Bcast and MPI_Barrier, no sync, no atomic mode: t_mpi.c:1095) asks for more than MPI promises (sync, barrier, sync); abt: keeps an independent write buffered until sync, close or a collective call that meets it (docs/abt.md, Order and visibility)
 abt-* testphdf5.tldsc each process writes its part with independent I/O (H5FD_MPIO_INDIVIDUAL_IO) and then every process reads the whole dataset, with no sync in between (t_span_tree.c:1790): more than MPI promises, as for t_mpi
+abt-* t_shapesame.sscontig1 each process writes its slice with independent I/O, then after MPI_Barrier every process reads the whole dataset, with no sync in between (t_shapesame.c:517-546): more than MPI promises, as for t_mpi
+abt-* t_shapesame.sscontig3 as t_shapesame.sscontig1, over chunked datasets
+abt-* t_shapesame.sschecker1 as t_shapesame.sscontig1, with checkerboard selections
+abt-* t_shapesame.sschecker3 as t_shapesame.sscontig1, with checkerboard selections over chunked datasets
 rdma* testphdf5.calloc rank 0 creates the file with HDF5's serial (POSIX) driver, then all open it with MPI-IO (t_chunk_alloc.c:97)
 rdma* testphdf5.fltread rank 0 writes the file with HDF5's serial (POSIX) driver (t_filter_read.c:100)
 rdma* testphdf5.cmpdsetr rank 0 writes the file with HDF5's serial (POSIX) driver (t_dset.c:2506)
@@ -41,20 +45,23 @@ rdma* t_filters_parallel each read test writes its file first with HDF5's serial
 if [ "${1:-}" = --case ]; then
     np=$2 prog=$3
     shift 3
-    run() { "$PREFIX_MPIEXEC" $MPIEXEC_FLAGS -n "$np" "$@"; }
-    failed() { grep -qE 'FAILED|\*\*\* ?ERROR|[1-9][0-9]* errors? (detected|found)|Assertion' <<< "$1"; }
+    # a program's output goes to the case's log as it comes (a case stopped
+    # by its time limit shows how far it got) and to $out, judged after
+    out=$(mktemp "${TMPDIR:-/tmp}/hdf5-case.XXXXXX")
+    trap 'rm -f "$out"' EXIT
+    run() {
+        "$PREFIX_MPIEXEC" $MPIEXEC_FLAGS -n "$np" "$@" 2>&1 | tee "$out"
+        return "${PIPESTATUS[0]}"
+    }
+    failed() { grep -qE 'FAILED|\*\*\* ?ERROR|[1-9][0-9]* errors? (detected|found)|Assertion' "$out"; }
     if [ "$(basename "$prog")" = t_pflush ]; then
         # part 1 flushes one file, leaves another unflushed, and _exits;
         # part 2 checks the first and that the second is not a valid file
-        out=$(run "${prog}1" 2>&1)
-        echo "$out"
-        grep -q PASSED <<< "$out" && ! failed "$out" || exit 1
+        run "${prog}1"
+        grep -q PASSED "$out" && ! failed || exit 1
         prog=${prog}2
     fi
-    out=$(run "$prog" "$@" 2>&1)
-    rc=$?
-    echo "$out"
-    [ $rc -eq 0 ] && ! failed "$out" || exit 1
+    run "$prog" "$@" && ! failed || exit 1
     echo " No Errors"
     exit 0
 fi
@@ -85,14 +92,14 @@ for mode in $modes; do
             echo "  SKIP hdf5.$mode.$prog: $why"
             continue
         fi
-        if [ "$prog" = testphdf5 ]; then
+        if [ "$prog" = testphdf5 ] || [ "$prog" = t_shapesame ]; then
             while read -r _ name _; do
-                case $name in testphdf5.*) ;; *) continue ;; esac
+                case $name in "$prog".*) ;; *) continue ;; esac
                 why=$(skip_reason "$SKIPS" "$mode" "$name")
                 [ -n "$why" ] || continue
                 SKIPPED=$((SKIPPED + 1))
                 echo "  SKIP hdf5.$mode.$name: $why"
-                args="$args -x ${name#testphdf5.}"
+                args="$args -x ${name#"$prog".}"
             done <<< "$SKIPS"
         fi
         # from a copy in the mode's directory, as HDF5's make check runs them in

@@ -22,7 +22,8 @@ for t in rfs_clients rfsd_hostile; do
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
-    abt_order abt_coll_visible abt_strided abt_faults rdma_faults rfs_security rdma_subarray; do
+    abt_order abt_coll_visible abt_strided abt_faults rdma_faults rfs_security rdma_subarray \
+    big_view; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -44,6 +45,8 @@ for np in 1 2 4; do
         "rfs:127.0.0.1:$main_port:/noncontig.$np/" "$root/noncontig.$np"
 done
 run_case "rfs_hints.np3" 120 $mpiexec -n 3 "$work/bin/rfs_hints" "rfs:127.0.0.1:$main_port:/"
+# a view over the protocol's limit (HDF5's point selections, issue 17)
+run_case "big_view.rfs.np2" 120 $mpiexec -n 2 "$work/bin/big_view" "rfs:127.0.0.1:$main_port:/"
 
 # A program built against Debian's MPICH packages needs libmpich.so.12 (their
 # soname): build one that way (relabel the dependency with patchelf) and run
@@ -92,6 +95,9 @@ run_case "abt_coll_visible.ufs.np2" 120 $mpiexec -n 2 "$work/bin/abt_coll_visibl
 # Independent noncontiguous writes (issue 17): a resized filetype's
 # placement, a file run over 2 GiB
 mkdir -p "$root/abt-strided" "$work/ufs-strided"
+# a view over the protocol's limit, read through the inner rfs: (issue 17)
+run_case "big_view.abt_rfs.np2" 120 $mpiexec -n 2 "$work/bin/big_view" \
+    "abt:rfs:127.0.0.1:$main_port:/abt-strided/"
 run_case "abt_strided.resized.rfs" 120 $mpiexec -n 1 "$work/bin/abt_strided" \
     "abt:rfs:127.0.0.1:$main_port:/abt-strided/" resized
 run_case "abt_strided.resized.ufs" 120 $mpiexec -n 1 "$work/bin/abt_strided" \
@@ -129,6 +135,8 @@ done
 # seed 000's 2-D subarray case: memory segments down to the transport
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_subarray.np4" 300 $mpiexec -n 4 \
     "$work/bin/rdma_subarray" "rdma:/d/" 2048
+ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "big_view.rdma.np2" 120 $mpiexec -n 2 \
+    "$work/bin/big_view" "rdma:/d/"
 # reuse the 4 servers of the last layout: the rfs: tests' other programs
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_large.2GiB" 600 $mpiexec -n 1 \
     "$work/bin/rfs_large" "rdma:/large"
