@@ -13,8 +13,9 @@
  * object; with f->max_inflight set, list and naive requests together carry
  * at most that many data bytes (at least one request goes), and with
  * f->max_servers set they go to at most that many objects at once: the
- * oldest reply over all objects is taken before more is sent. After a failure nothing new is sent, what is in flight is still
- * received, and the first failure is returned.
+ * oldest reply over all objects is taken before more is sent. After a
+ * failure nothing new is sent, what is in flight is still received, and
+ * the first failure is returned.
  */
 #include "stripe/stripe_file.h"
 
