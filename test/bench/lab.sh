@@ -149,8 +149,9 @@ if part rfs; then
         lr=$(iperf3_mbs "${clients[0]}" "${servs[0]}" -R)
         if [ -z "$lw" ] || [ -z "$lr" ]; then echo "bench-lab: iperf3 gave no result" >&2; exit 1; fi
         [ "$r" != "$rate" ] || link_w=$lw
-        read -r rw rr rc <<< "$(bench "rfs:${srv%%,*}:/rfs-bench" "${clients[0]}" 1 1 $((256 << 20)) \
-            $((4 << 20)))" || exit 1
+        res=$(bench "rfs:${srv%%,*}:/rfs-bench" "${clients[0]}" 1 1 $((256 << 20)) $((4 << 20))) \
+            || exit 1
+        read -r rw rr rc <<< "$res"
         row "$(printf '| %s | write | %.1f | %.1f | %s | %s%% | >= 0.98 |' "$r" "$lw" "$rw" "$(ratio "$rw" "$lw")" "$rc")"
         row "$(printf '| %s | read | %.1f | %.1f | %s | %s%% | >= 0.98 |' "$r" "$lr" "$rr" "$(ratio "$rr" "$lr")" "$rc")"
     done
