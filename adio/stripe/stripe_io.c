@@ -514,6 +514,20 @@ static int dt_copy(void *arg, const struct stripe_piece *p, uint64_t at)
     return 0;
 }
 
+/* Where object o's share lies: its part of the staging buffer (*staged
+ * made to describe it) or its pieces of memory; *n: how many. */
+static const struct iovec *dt_share(const struct dt_xfer *d, uint32_t o, struct iovec *staged,
+                                    int *n)
+{
+    if (!d->part[o]) {
+        *n = d->nseg[o];
+        return dt_segs(d, o);
+    }
+    *staged = (struct iovec) { d->part[o], (size_t) d->share[o] };
+    *n = 1;
+    return staged;
+}
+
 /* The staging buffer for the staged shares (part[o] into it) and the
  * transport's hold on the memory for the direct ones. */
 static int dt_prepare(struct stripe_file *f, struct dt_xfer *d, int is_write)
@@ -601,9 +615,9 @@ static int dt_reply(struct stripe_file *f, uint32_t o, struct dt_xfer *d,
 {
     struct rfs_rep rep;
     uint64_t got = 0;
-    struct iovec staged = { d->part[o], (size_t) d->share[o] };
-    const struct iovec *in = d->part[o] ? &staged : dt_segs(d, o);
-    int nin = d->part[o] ? 1 : d->nseg[o];
+    struct iovec staged;
+    int nin;
+    const struct iovec *in = dt_share(d, o, &staged, &nin);
     int r = sent[1].tag ? rfs_recv(&f->obj[o], &sent[1], NULL, 0, &rep, &got) : 0;
     if (r == 0)
         r = rfs_recvv(&f->obj[o], &sent[0], in, is_write ? 0 : nin, &rep, &got);
@@ -643,12 +657,13 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
     for (uint32_t j = 0; j < n; j++) {
         uint32_t o = coll ? (coll->rank + j) % n : j;
         struct rfs_req req = { .handle = STRIPE_HANDLE, .offset = pos, .length = len };
-        struct iovec staged = { d.part[o], (size_t) d.share[o] };
+        struct iovec staged;
+        int ndata;
         if (rc != 0 || d.share[o] == 0)
             continue;
+        const struct iovec *data = dt_share(&d, o, &staged, &ndata);
         const struct stripe_coll *merge = coll && coll_merges(coll, sum, n, o) ? coll : NULL;
-        int r = dt_send(f, o, view, merge, merge ? (uint32_t) sum[o] : 0, &req,
-                        d.part[o] ? &staged : dt_segs(&d, o), d.part[o] ? 1 : d.nseg[o],
+        int r = dt_send(f, o, view, merge, merge ? (uint32_t) sum[o] : 0, &req, data, ndata,
                         is_write, sent[o]);
         in_flight[o] = r == 0;
         stripe_keep_failure(f, &rc, o, r);
