@@ -194,6 +194,21 @@ logged() {
     echo "$res"
 }
 
+# alternated LABEL STEM "MODES" CMD...: REPS passes of `CMD... MODE` for
+# each of MODES, the order rotated by one each pass, so that the machine's
+# load swings hit every mode alike; MODE's result lines go to STEM-MODE
+alternated() {
+    local label=$1 stem=$2 order=$3 r mode
+    shift 3
+    for mode in $order; do : > "$stem-$mode"; done
+    for r in $(seq 1 "$reps"); do
+        for mode in $order; do
+            logged "$label $mode" "$@" "$mode" >> "$stem-$mode" || return 1
+        done
+        order="${order#* } ${order%% *}"
+    done
+}
+
 # TLS with a key against plain rfs:, client host 0 to server host 0, their
 # links at 1 and at 5 Gbit/s: one pass of each in turn, REPS times
 bench_tls() {
@@ -300,11 +315,11 @@ plot for [c in "2 4"] sprintf("$out/rdma-%s-1048576.dat", c) using 1:2 with line
 EOF
 }
 
-# coll_once HOSTS PPN MODE PATTERN...: "write-s read-s client-links-MB" of
+# coll_once HOSTS PPN PATTERN... MODE: "write-s read-s client-links-MB" of
 # one pass of coll_bench (rdma: over the first 4 server hosts)
 coll_once() {
-    local hosts=$1 ppn=$2 mode=$3 b0
-    shift 3
+    local hosts=$1 ppn=$2 mode=${!#} b0
+    set -- "${@:3:$#-3}"
     b0=$(lab_link_bytes "${clients[@]}")
     env ROMIO_RDMA_SERVERS="$(echo "$srv" | cut -d, -f1-4)" ROMIO_HINTS="$work/coll-hints" \
         "$LAB_MPIEXEC" -hosts "$hosts" -ppn "$ppn" -n 4 "$work/coll_bench" rdma:/coll "$@" "$mode" 1 \
@@ -314,7 +329,7 @@ coll_once() {
 }
 
 bench_coll() {
-    local nc hosts pat mb mode r order dw dr dm tw tr tm
+    local nc hosts pat mb dw dr dm tw tr tm
     rates "$rate" "${clients[@]}" "${servs[@]:0:4}"
     printf 'striping_unit 65536\nstriping_factor 4\n' > "$work/coll-hints"
     heading "collective: seed 003's patterns (coll_bench.c), rdma: over 4 server hosts (unit 64 KiB), 4 ranks, links $rate, disk-directed (dd) against two-phase (2p), medians of $reps alternated runs"
@@ -327,16 +342,8 @@ bench_coll() {
             set -- $pat
             if [ "$1" = block3d ]; then mb=$(awk -v n="$2" 'BEGIN { printf "%.1f", n * n * n * 4 / 1e6 }')
             else mb=$(awk -v n="$2" 'BEGIN { printf "%.1f", n * n * 4 / 1e6 }'); fi
-            : > "$work/coll-dd"
-            : > "$work/coll-2p"
-            order="dd 2p"
-            for r in $(seq 1 "$reps"); do
-                for mode in $order; do
-                    logged "coll $nc $pat $mode" coll_once "$hosts" $((4 / nc)) "$mode" "$@" \
-                        >> "$work/coll-$mode" || exit 1
-                done
-                order=$(echo "$order" | awk '{ print $2, $1 }')
-            done
+            alternated "coll $nc $pat" "$work/coll" "dd 2p" coll_once "$hosts" $((4 / nc)) "$@" \
+                || exit 1
             read -r dw dr dm <<< "$(medians "$work/coll-dd")"
             read -r tw tr tm <<< "$(medians "$work/coll-2p")"
             row "$(awk -v nc="$nc" -v p="$pat" -v mb="$mb" -v dw="$dw" -v dr="$dr" -v dm="$dm" \
@@ -458,7 +465,7 @@ interleave_once() {
 }
 
 bench_interleave() {
-    local seg layout mode r order rfs_at
+    local seg layout mode rfs_at
     declare -A w rd
     rates "$rate" "${clients[0]}" "${clients[1]}" "${servs[@]:0:4}"
     printf 'striping_unit 65536\nstriping_factor 4\n' > "$work/il-hints"
@@ -469,15 +476,8 @@ bench_interleave() {
     row "|---|---|---|---|---|---|---|"
     for seg in 4096 65536 1048576; do
         for layout in seg view; do
-            order="dd 2p indep rfs"
-            for mode in $order; do : > "$work/il-$mode"; done
-            for r in $(seq 1 "$reps"); do
-                for mode in $order; do
-                    logged "interleave $seg $layout $mode" interleave_once "$seg" "$layout" "$mode" \
-                        >> "$work/il-$mode" || exit 1
-                done
-                order=$(echo "$order" | awk '{ print $4, $1, $2, $3 }')
-            done
+            alternated "interleave $seg $layout" "$work/il" "dd 2p indep rfs" interleave_once \
+                "$seg" "$layout" || exit 1
             for mode in dd 2p indep rfs; do
                 read -r "w[$mode]" "rd[$mode]" <<< "$(medians "$work/il-$mode")"
             done
