@@ -133,6 +133,16 @@ static char *mem_at(struct mem_cursor *m, uint64_t at, uint64_t *room)
     return (char *) m->seg[m->i].iov_base + (at - m->base);
 }
 
+/* Where data byte `at` lies, and *room: the bytes from there, at most
+ * `left`, that are contiguous in memory. */
+static char *mem_run(struct mem_cursor *m, uint64_t at, uint64_t left, uint64_t *room)
+{
+    char *mem = mem_at(m, at, room);
+    if (*room > left)
+        *room = left;
+    return mem;
+}
+
 /* --- naive and list I/O --- */
 
 struct list_req {
@@ -463,10 +473,8 @@ static int dt_count(void *arg, const struct stripe_piece *p, uint64_t at)
     d->share[o] += p->len;
     for (uint64_t done = 0, room; done < p->len && d->nseg[o] <= STRIPE_MAX_SEGS;
          done += room) {
-        char *mem = mem_at(&d->walk, d->skip + at + done, &room);
+        char *mem = mem_run(&d->walk, d->skip + at + done, p->len - done, &room);
         int k = d->nseg[o];
-        if (room > p->len - done)
-            room = p->len - done;
         if (k > 0 && (char *) seg[k - 1].iov_base + seg[k - 1].iov_len == mem)
             seg[k - 1].iov_len += room;
         else if (k < STRIPE_MAX_SEGS)
@@ -502,9 +510,7 @@ static int dt_copy(void *arg, const struct stripe_piece *p, uint64_t at)
         return 0;
     char *part = d->part[p->object] + d->fill[p->object];
     for (uint64_t done = 0, room; done < p->len; done += room) {
-        char *mem = mem_at(&d->mem, d->skip + at + done, &room);
-        if (room > p->len - done)
-            room = p->len - done;
+        char *mem = mem_run(&d->mem, d->skip + at + done, p->len - done, &room);
         if (d->to_objects)
             memcpy(part + done, mem, room);
         else
