@@ -11,7 +11,8 @@
  *
  * Every write path of ROMIO ends in this driver's WriteContig (the table
  * uses ROMIO's fd-agnostic generic collective write code) or its
- * WriteStrided, which copies the view's file runs into the engine; reads
+ * WriteStrided, which copies the view's file runs into the engine (a
+ * collective write with runs large enough does the same); reads
  * drain what they could see and then are the inner driver's.
  */
 #ifndef AD_ABT_H_INCLUDED
@@ -33,6 +34,7 @@ typedef struct ADIOI_ABT_File {
     struct abt_engine *engine;  /* NULL when the file cannot be written */
     int locks_held;             /* SetLock locks held: writes go through */
     int defer_close;
+    int coll_write;             /* abt_coll_write: enum ADIOI_ABT_Coll_path */
     int background;             /* the sink drains on abt's thread */
     int print_stats;
     char *stage_dir;
@@ -50,8 +52,18 @@ typedef struct ADIOI_ABT_Hints {
     struct abt_config cfg;      /* but stage_dir */
     int defer_close;
     int stats;
+    int coll_write;
     char stage_dir[MPI_MAX_INFO_VAL + 1];   /* none: no staging */
 } ADIOI_ABT_Hints;
+
+/* How a collective write goes (ad_abt_write.c). Every process takes the
+ * largest that any of them asks for, so all take the same. */
+enum ADIOI_ABT_Coll_path {
+    ADIOI_ABT_OWN_RUNS,         /* each process buffers its own runs of the view */
+    ADIOI_ABT_EXCHANGE,         /* ROMIO's two-phase exchange into the aggregators' buffers */
+    ADIOI_ABT_THROUGH,          /* the inner driver's own collective write */
+    ADIOI_ABT_COLL_AUTO         /* abt_coll_write=auto: chosen per call */
+};
 
 /* Which handles of a file in this process ADIOI_ABT_Drain_range drains. */
 enum { ADIOI_ABT_THIS = 1, ADIOI_ABT_OTHERS = 2, ADIOI_ABT_ALL_HANDLES = 3 };
@@ -74,7 +86,7 @@ int ADIOI_ABT_Drain(ADIO_File fd, const char *myname);
 void ADIOI_ABT_Pending(ADIO_File fd, uint64_t *lo, uint64_t *hi);
 int ADIOI_ABT_Agree(MPI_Comm comm, int err, const char *myname);
 int ADIOI_ABT_Order_collective(ADIO_File fd, int count, MPI_Datatype datatype,
-                               int file_ptr_type, ADIO_Offset offset, int *through,
+                               int file_ptr_type, ADIO_Offset offset, int *path,
                                const char *myname);
 /* ad_abt_sink.c */
 int ADIOI_ABT_Open_sink(ADIO_File fd, struct abt_sink *sink);

@@ -15,6 +15,9 @@
 
 #define AT_OPEN(member) .at_open = 1, .to = ADIO_HINT_TO(ADIOI_ABT_Hints, member)
 
+/* abt_coll_write: in the order of enum ADIOI_ABT_Coll_path, then auto */
+static const char *const coll_paths[] = { "own_runs", "exchange", "through", "auto", NULL };
+
 static const struct adio_hint abt_hints[] = {
     { .name = "abt_buffer_size", .kind = ADIO_HINT_COUNT, .min = 4096, .max = 1ull << 30,
       .dflt = "4194304", AT_OPEN(cfg.buffer_size) },
@@ -32,6 +35,8 @@ static const struct adio_hint abt_hints[] = {
       AT_OPEN(cfg.phase_gap) },
     { .name = "abt_stats", .kind = ADIO_HINT_WORD, .words = adio_hint_switch,
       .dflt = "disable", AT_OPEN(stats) },
+    { .name = "abt_coll_write", .kind = ADIO_HINT_WORD, .words = coll_paths, .dflt = "auto",
+      AT_OPEN(coll_write) },
 };
 
 #define ABT_HINTS (sizeof abt_hints / sizeof abt_hints[0])
@@ -82,6 +87,7 @@ void ADIOI_ABT_Configure(const ADIOI_ABT_Hints *h, struct abt_config *cfg, ADIOI
 {
     a->stage_dir = strcmp(h->stage_dir, "none") != 0 ? strdup(h->stage_dir) : NULL;
     a->defer_close = h->defer_close;
+    a->coll_write = h->coll_write;
     a->print_stats = h->stats || getenv(ADIOI_ABT_STATS_ENV) != NULL;
     *cfg = h->cfg;
     cfg->stage_dir = a->stage_dir;

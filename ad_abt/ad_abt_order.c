@@ -102,11 +102,11 @@ static void call_span(ADIO_File fd, int count, MPI_Datatype datatype, int file_p
  * and the span of all buffered writes; when they meet, those writes drain
  * and a second allreduce both waits for every drain and agrees on failure,
  * so that no process goes on into the collective alone. The same allreduce
- * agrees on *through (NULL: no vote), this process's vote in, true out
- * when any process voted for it.
+ * agrees on a collective write's *path (NULL: none; enum
+ * ADIOI_ABT_Coll_path), this process's choice in, the largest of all out.
  */
 int ADIOI_ABT_Order_collective(ADIO_File fd, int count, MPI_Datatype datatype,
-                               int file_ptr_type, ADIO_Offset offset, int *through,
+                               int file_ptr_type, ADIO_Offset offset, int *path,
                                const char *myname)
 {
     long long lo, hi, v[5];
@@ -119,10 +119,10 @@ int ADIOI_ABT_Order_collective(ADIO_File fd, int count, MPI_Datatype datatype,
     v[1] = lo < hi ? hi : LLONG_MIN;
     v[2] = pending ? -(long long) plo : LLONG_MIN;
     v[3] = pending ? (long long) phi : LLONG_MIN;
-    v[4] = through && *through;
+    v[4] = path ? *path : 0;
     MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_LONG_LONG, MPI_MAX, fd->comm);
-    if (through)
-        *through = v[4] != 0;
+    if (path)
+        *path = (int) v[4];
     if (v[1] == LLONG_MIN || v[3] == LLONG_MIN || -v[2] >= v[1] || v[3] <= -v[0])
         return MPI_SUCCESS;     /* nothing buffered anywhere meets the call */
 

@@ -53,7 +53,7 @@ static void inner_close(void *ctx)
 }
 
 static const struct abt_sink_ops inner_ops = {
-    "inner driver", 0, inner_pwrite, inner_close
+    "inner driver", 0, inner_pwrite, NULL, inner_close
 };
 
 /* 0 or a negative errno. */

@@ -2,7 +2,8 @@
  * WriteContig copies into the engine and returns; atomic mode and writes
  * under a lock (shared file pointer, data sieving) go through the inner
  * driver after everything before them. WriteStrided queues the view's file
- * runs itself; WriteStridedColl is ROMIO's generic code. Both run between
+ * runs itself; so does WriteStridedColl where the runs are large enough,
+ * else it is ROMIO's generic two-phase into the buffers. Both run between
  * output-phase marks, which tell the engine when the application computes;
  * a collective write goes through the inner driver's own collective instead
  * when that was measured faster.
@@ -126,12 +127,20 @@ static void write_strided_through(ADIO_File fd, const void *buf, int count,
     fd->fp_sys_posn = -1;
 }
 
-/* The view's file runs go into the engine one by one (dtype_view.c walks
- * the view and packs a noncontiguous memory side), unless data sieving is
- * asked for: the runs are copied anyway, and sieving reads back what the
- * buffers hold. ROMIO's ADIOI_GEN_WriteStrided_naive is not used: it
- * places data wrongly for resized filetypes and asserts on a run over
- * 2 GiB. */
+/* The view's file runs into the engine one by one (dtype_view.c walks the
+ * view and packs a noncontiguous memory side). ROMIO's
+ * ADIOI_GEN_WriteStrided_naive is not used: it places data wrongly for
+ * resized filetypes and asserts on a run over 2 GiB. */
+static void queue_view_runs(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+                            int *error_code)
+{
+    dtype_view_strided_io(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
+                          &abt_view_ops, error_code);
+}
+
+/* The view's runs are queued, unless data sieving is asked for: the runs
+ * are copied anyway, and sieving reads back what the buffers hold. */
 void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
                             int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                             int *error_code)
@@ -146,8 +155,8 @@ void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Dataty
             ADIOI_GEN_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
                                    error_code);
         else
-            dtype_view_strided_io(fd, (void *) buf, count, datatype, file_ptr_type, offset,
-                                  status, 1, &abt_view_ops, error_code);
+            queue_view_runs(fd, buf, count, datatype, file_ptr_type, offset, status,
+                            error_code);
         abt_phase_end(a->engine);
     }
     ADIOI_COMPAT_WROTE(fd);
@@ -185,6 +194,51 @@ static int vote_through(ADIOI_ABT_File *a)
     return abt_drain_rate(a->engine) >= 2 * buffered;
 }
 
+/*
+ * A collective write's runs shorter than this on average (in the file
+ * view) buffer better through ROMIO's exchange, which merges them into
+ * the aggregators' large pieces: a run buffered by its own process is a
+ * record of the engine and, over rfs:, a 16-byte pair of a list write.
+ */
+#define ADIOI_ABT_MIN_OWN_RUN 256
+
+/* Are the view's runs (the filetype's, not counting the zero-length
+ * pairs that mark its bounds) ADIOI_ABT_MIN_OWN_RUN bytes or more on
+ * average? */
+static int view_runs_large(ADIO_File fd)
+{
+    ADIOI_Flatlist_node *flat = ADIOI_Flatten_and_find(fd->filetype);
+    ADIO_Offset bytes = 0, runs = 0;
+    for (MPI_Count i = 0; i < flat->count; i++) {
+        bytes += flat->blocklens[i];
+        runs += flat->blocklens[i] > 0;
+    }
+    return runs == 0 || bytes / runs >= ADIOI_ABT_MIN_OWN_RUN;
+}
+
+/*
+ * This process's choice of path for a collective write, unless the
+ * abt_coll_write hint names one: through when that was measured faster;
+ * else its own runs, copied straight into its own buffers, when they are
+ * large enough and a thread drains them (the application thread would
+ * drain them one by one through the inner driver); else the exchange.
+ * Never its own runs when not buffering (atomic mode, a lock held): the
+ * exchange then writes through, in WriteContig.
+ */
+static int coll_path_vote(ADIO_File fd)
+{
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    int own_runs_ok = ADIOI_ABT_Buffering(fd);
+    if (a->coll_write != ADIOI_ABT_COLL_AUTO)
+        return a->coll_write == ADIOI_ABT_OWN_RUNS && !own_runs_ok ? ADIOI_ABT_EXCHANGE
+                                                                   : a->coll_write;
+    if (vote_through(a))
+        return ADIOI_ABT_THROUGH;
+    if (own_runs_ok && a->background && view_runs_large(fd))
+        return ADIOI_ABT_OWN_RUNS;
+    return ADIOI_ABT_EXCHANGE;
+}
+
 /* The inner driver's collective write on the shadow; its file pointer
  * comes back to the user's file. */
 static void write_coll_inner(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
@@ -201,9 +255,10 @@ static void write_coll_inner(ADIO_File fd, const void *buf, int count, MPI_Datat
 }
 
 /* Collective: the writes of every process that the call's accesses meet
- * land first (ad_abt_order.c); then the call's own writes are buffered, or
- * all processes write through the inner driver (vote_through). Buffered in
- * a write-only file (periodic output); in a file opened read-write they
+ * land first (ad_abt_order.c); then the call's own writes are buffered
+ * (each process its own runs, or through the exchange), or all processes
+ * write through the inner driver (coll_path_vote). Buffered in a
+ * write-only file (periodic output); in a file opened read-write they
  * land before the call returns: HDF5 reads back, independently and without
  * sync, what other processes wrote collectively (its parallel filtered
  * writes read each chunk filled at the dataset's creation). */
@@ -213,9 +268,9 @@ void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
 {
     static char myname[] = "ADIOI_ABT_WRITESTRIDEDCOLL";
     ADIOI_ABT_File *a = fd->fs_ptr;
-    int through = vote_through(a);
+    int path = a->engine ? coll_path_vote(fd) : ADIOI_ABT_EXCHANGE;
     *error_code = ADIOI_ABT_Order_collective(fd, count, datatype, file_ptr_type, offset,
-                                             &through, myname);
+                                             &path, myname);
     if (*error_code != MPI_SUCCESS)
         return;
     if (a->engine == NULL) {
@@ -223,10 +278,13 @@ void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
                                    error_code);
         return;
     }
+    int through = path == ADIOI_ABT_THROUGH;
     abt_phase_begin(a->engine);
     double t0 = abt_now();
     if (through)
         write_coll_inner(fd, buf, count, datatype, file_ptr_type, offset, status, error_code);
+    else if (path == ADIOI_ABT_OWN_RUNS)
+        queue_view_runs(fd, buf, count, datatype, file_ptr_type, offset, status, error_code);
     else
         ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                    error_code);

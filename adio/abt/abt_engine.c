@@ -16,9 +16,18 @@
  * fast as the application copies it into the buffers (both measured):
  * buffering then only adds work.
  *
+ * Batches: where the sink writes several pieces in one call (rfs: one
+ * list request, one round trip), the drain hands it the records from the
+ * head that are in memory and lie one after the other in the file, up to
+ * ABT_BATCH_PIECES or ABT_BATCH_BYTES: a collective write buffered as each
+ * process's own runs (hundreds of bytes each) drains at the link's pace,
+ * not at one round trip per run. A record that goes back in the file ends
+ * the batch, so overlapping writes still land in their order.
+ *
  * Ownership: the application thread fills the current buffer (`fill`) and
- * appends records; the drain thread takes records from the head and is the
- * only one that writes the sink, reads the cache file, stages buffers in
+ * appends records; the drain thread takes records from the head (the
+ * batch, head to busy_last, while head_busy) and is the only one that
+ * writes the sink, reads the cache file, stages buffers in
  * the background or discards records after a failure. A buffer goes back
  * to the pool when no record uses it and it is not being filled.
  */
@@ -36,6 +45,15 @@
  * nothing of bandwidth, and writing such pieces through one by one would
  * pay the sink's fixed cost for each. */
 #define ABT_RATE_MIN_BYTES (64 << 10)
+
+/* One sink call at most: the rfs protocol's pairs of a list request, and
+ * a buffer's worth of data. Only records under ABT_BATCH_RECORD_MAX join
+ * a batch: for a larger one the round trip is small against the transfer,
+ * and a write alone can go from the socket to the file without a copy
+ * (rfsd splices a PWRITE of 64 KiB or more, not a list write). */
+#define ABT_BATCH_PIECES 4096
+#define ABT_BATCH_BYTES (4u << 20)
+#define ABT_BATCH_RECORD_MAX (64u << 10)
 
 struct abt_rec {
     uint64_t offset, len;
@@ -71,7 +89,9 @@ struct abt_engine {
     int have_stage;
     struct abt_buf *fill;
     struct abt_rec *head, *tail;
-    int head_busy;              /* the drain is writing head */
+    int head_busy;              /* the sink is being written (a batch, or through) */
+    struct abt_rec *busy_last;  /* the batch is head .. busy_last */
+    struct abt_piece *batch;    /* ABT_BATCH_PIECES, for a sink with pwrite_pieces */
     uint64_t lo, hi;            /* bounds of the records not yet drained */
     int err;                    /* first failure, negative errno, sticky */
     int threaded;
@@ -138,11 +158,39 @@ static void fail(struct abt_engine *e, int rc)
     pthread_cond_broadcast(&e->progress);
 }
 
-/* Writes the head record into the sink; called with the lock held, by the
- * one thread that drains, and returns with it held. */
-static void drain_head(struct abt_engine *e)
+/* The records from the head that go to the sink in one call (at least
+ * the head): small, in memory, each one past the previous one's end in the
+ * file, within the batch limits. Lock held. */
+static int take_batch(struct abt_engine *e)
 {
     struct abt_rec *r = e->head;
+    uint64_t bytes = 0;
+    int n = 0;
+    do {
+        e->batch[n++] = (struct abt_piece) { r->data, r->len, r->offset };
+        bytes += r->len;
+        e->busy_last = r;
+        r = r->next;
+    } while (r && r->buf && r->len < ABT_BATCH_RECORD_MAX && n < ABT_BATCH_PIECES &&
+             r->len <= ABT_BATCH_BYTES - bytes &&
+             r->offset >= e->busy_last->offset + e->busy_last->len);
+    return n;
+}
+
+/* Writes the head record, or the batch from it, into the sink (a staged
+ * head record alone, read back first); lock held on entry and exit. */
+static int write_head(struct abt_engine *e, int *records, uint64_t *bytes)
+{
+    struct abt_rec *r = e->head;
+    int batched = e->batch && r->buf && r->len < ABT_BATCH_RECORD_MAX;
+    *records = batched ? take_batch(e) : 1;
+    *bytes = 0;
+    for (int i = 0; batched && i < *records; i++)
+        *bytes += e->batch[i].len;
+    if (!batched) {
+        e->busy_last = r;
+        *bytes = r->len;
+    }
     e->head_busy = 1;
     unlock(e);
     int rc = 0;
@@ -151,21 +199,34 @@ static void drain_head(struct abt_engine *e)
         rc = abt_stage_read(&e->stage, r->stage_at, e->bounce, r->len);
         data = e->bounce;
     }
-    double t0 = abt_now();
     if (rc == 0)
-        rc = e->sink.ops->pwrite(e->sink.ctx, data, r->len, r->offset);
-    double dt = abt_now() - t0;
+        rc = batched && *records > 1 ? e->sink.ops->pwrite_pieces(e->sink.ctx, e->batch, *records)
+                                     : e->sink.ops->pwrite(e->sink.ctx, data, r->len, r->offset);
     lock(e);
     e->head_busy = 0;
+    e->busy_last = NULL;
+    return rc;
+}
+
+/* Drains the head record or batch; called with the lock held, by the one
+ * thread that drains, and returns with it held. */
+static void drain_head(struct abt_engine *e)
+{
+    int records;
+    uint64_t bytes;
+    double t0 = abt_now();
+    int rc = write_head(e, &records, &bytes);
+    double dt = abt_now() - t0;
     e->stats.sink_writes++;
     e->stats.drain_seconds += dt;
     if (rc != 0) {
         fail(e, rc);
         return;
     }
-    e->stats.bytes_drained += r->len;
-    abt_rate_observe(&e->bx, r->len, dt);
-    pop_head(e);
+    e->stats.bytes_drained += bytes;
+    abt_rate_observe(&e->bx, bytes, dt);
+    while (records-- > 0)
+        pop_head(e);
     pthread_cond_broadcast(&e->progress);
 }
 
@@ -176,8 +237,12 @@ static struct abt_buf *stage_victim(struct abt_engine *e)
     for (struct abt_rec *r = e->head; r; r = r->next)
         if (r->buf && r->buf != e->fill)
             victim = r->buf;
-    if (victim && e->head_busy && e->head->buf == victim)
-        return NULL;
+    for (struct abt_rec *r = e->head; victim && e->head_busy; r = r->next) {
+        if (r->buf == victim)
+            return NULL;        /* the sink is writing from it */
+        if (r == e->busy_last)
+            break;
+    }
     return victim;
 }
 
@@ -345,6 +410,11 @@ int abt_engine_create(struct abt_engine **ep, const struct abt_config *cfg, stru
     e->bounce = malloc(bounce);
     if (e->bounce == NULL)
         goto fail_bounce;
+    if (sink.ops->pwrite_pieces) {
+        e->batch = malloc(ABT_BATCH_PIECES * sizeof *e->batch);
+        if (e->batch == NULL)
+            goto fail_batch;
+    }
     if (cfg->stage_dir) {
         rc = abt_stage_open(&e->stage, cfg->stage_dir);
         if (rc != 0)
@@ -366,6 +436,8 @@ int abt_engine_create(struct abt_engine **ep, const struct abt_config *cfg, stru
     pthread_cond_destroy(&e->progress);
     abt_stage_close(&e->stage);
   fail_stage:
+    free(e->batch);
+  fail_batch:
     free(e->bounce);
   fail_bounce:
     free(e);
@@ -469,7 +541,7 @@ static uint64_t buffer_piece(struct abt_engine *e, uint64_t offset, const void *
         abt_rate_observe(&e->bc, n, dt);
     struct abt_rec *t = e->tail;
     if (t && t->buf == b && t->data + t->len == dst && t->offset + t->len == offset &&
-        !(e->head_busy && t == e->head)) {
+        !(e->head_busy && t == e->busy_last)) {   /* the tail is in the batch */
         t->len += n;            /* contiguous in memory and in the file */
         e->hi = offset + n > e->hi ? offset + n : e->hi;
         b->pending--;
@@ -621,6 +693,7 @@ void abt_engine_destroy(struct abt_engine *e)
     abt_pool_destroy(&e->pool);
     abt_stage_close(&e->stage);
     pthread_cond_destroy(&e->progress);
+    free(e->batch);
     free(e->bounce);
     free(e);
 }

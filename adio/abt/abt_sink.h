@@ -4,7 +4,10 @@
  * background thread and must not call MPI (posix, rfs); one that is not is
  * drained on the application thread (the ROMIO driver underneath itself).
  *
- * pwrite returns 0 or a negative errno value. Durability (fsync) is the
+ * pwrite returns 0 or a negative errno value. pwrite_pieces (NULL: none)
+ * writes several pieces in one call, as many pwrites would: their ranges
+ * never overlap, so the sink may place them in any order; a sink whose
+ * every call costs a round trip (rfs) has it. Durability (fsync) is the
  * inner driver's Flush, after abt_flush: both reach the same file.
  */
 #ifndef ABT_SINK_H_INCLUDED
@@ -12,10 +15,16 @@
 
 #include <stdint.h>
 
+struct abt_piece {
+    const void *data;
+    uint64_t len, offset;
+};
+
 struct abt_sink_ops {
     const char *name;
     int thread_safe;
     int (*pwrite)(void *ctx, const void *buf, uint64_t len, uint64_t offset);
+    int (*pwrite_pieces)(void *ctx, const struct abt_piece *pieces, int n);
     void (*close)(void *ctx);
 };
 

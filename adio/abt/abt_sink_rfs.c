@@ -3,9 +3,11 @@
  * drain runs beside the application thread's requests on the driver's
  * connection. The server finishes a WRITE before it replies, so data the
  * drain has written is visible to any later request on any connection.
+ * Small records drain as one list write (LWRITE) per batch.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/uio.h>
 
 #include "abt/abt_sink.h"
 #include "proto/rfs_client.h"
@@ -28,6 +30,36 @@ static int rfs_sink_pwrite(void *ctx, const void *buf, uint64_t len, uint64_t of
     return sink_errno(rfs_pwrite(&r->client, SINK_HANDLE, buf, len, offset));
 }
 
+/* One LWRITE: the pieces' offset-length pairs, then their data. */
+static int rfs_sink_pwrite_pieces(void *ctx, const struct abt_piece *pieces, int n)
+{
+    struct rfs_sink *r = ctx;
+    uint8_t *pairs = malloc((size_t) n * RFS_PAIR_SIZE);
+    struct iovec *iov = malloc((size_t) (n + 1) * sizeof *iov);
+    struct rfs_req req = { .handle = SINK_HANDLE, .aux = (uint32_t) n };
+    int rc = -ENOMEM;
+    if (pairs == NULL || iov == NULL)
+        goto out;
+    iov[0] = (struct iovec) { pairs, (size_t) n * RFS_PAIR_SIZE };
+    for (int i = 0; i < n; i++) {
+        rfs_pair_encode(pieces[i].offset, pieces[i].len, pairs + (size_t) i * RFS_PAIR_SIZE);
+        iov[i + 1] = (struct iovec) { (void *) pieces[i].data, pieces[i].len };
+        req.length += pieces[i].len;
+    }
+    struct rfs_inflight sent;
+    struct rfs_rep rep;
+    uint64_t none;
+    rc = rfs_send(&r->client, RFS_OP_LWRITE, &req, iov, n + 1, &sent);
+    if (rc == 0)
+        rc = rfs_recv(&r->client, &sent, NULL, 0, &rep, &none);
+    if (rc == 0 && rep.value != req.length)
+        rc = -EIO;              /* the server wrote less than asked */
+  out:
+    free(iov);
+    free(pairs);
+    return sink_errno(rc);
+}
+
 static void rfs_sink_close(void *ctx)
 {
     struct rfs_sink *r = ctx;
@@ -37,7 +69,7 @@ static void rfs_sink_close(void *ctx)
 }
 
 static const struct abt_sink_ops rfs_sink_ops = {
-    "rfs", 1, rfs_sink_pwrite, rfs_sink_close
+    "rfs", 1, rfs_sink_pwrite, rfs_sink_pwrite_pieces, rfs_sink_close
 };
 
 int abt_sink_rfs_open(struct abt_sink *s, const char *host, const char *port, const char *path,

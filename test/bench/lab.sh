@@ -29,7 +29,8 @@
 # LAB_RDMA_ROWS (default all) selects rdma's rows as CLIENTS:N:UNIT words
 # (e.g. "4:4:1048576 2:8:65536"); LAB_RDMA_HINTS (default: the driver's
 # own) gives NAME=VALUE hints whose runs follow each other in each row, a
-# row apiece (e.g. "rdma_inflight=0 rdma_inflight=2097152").
+# row apiece (e.g. "rdma_inflight=0 rdma_inflight=2097152"); LAB_RDMA_RANKS
+# (default 4) the ranks of the rdma part, spread evenly over the client hosts.
 # CPU: the CPU time of the ranks and servers over the run's time and all
 # cores (100%: the CPUs bind, not the links); on a machine shared with
 # other work the links may get less than this.
@@ -45,6 +46,7 @@
 set -u
 repo=$1
 parts=" ${LAB_PARTS:-rfs tls rdma coll abt interleave} "
+rdma_ranks=${LAB_RDMA_RANKS:-4}
 rate=${2:-500mbit}
 reps=${3:-3}
 out=${4:-$repo/build/bench-lab}
@@ -249,7 +251,8 @@ rdma_row() {
     [ "$hint" = default ] || echo "${hint%%=*} ${hint#*=}" >> "$work/hints"
     dout=$(lab_drops_out "${clients[@]:0:$nc}") dc=$(lab_drops "${clients[@]:0:$nc}")
     ds=$(lab_drops "${servs[@]:0:$n}")
-    res=$(logged "rdma $nc $n $unit $hint" bench "rdma:/agg-$nc-$n-$unit" "$hosts" $((4 / nc)) 4 \
+    res=$(logged "rdma $nc $n $unit $hint" bench "rdma:/agg-$nc-$n-$unit" "$hosts" \
+        $((rdma_ranks / nc)) "$rdma_ranks" \
         $((64 << 20)) $((4 << 20)) ROMIO_RDMA_SERVERS="$servers" ROMIO_HINTS="$work/hints") \
         || exit 1
     read -r aw ar ac <<< "$res"
@@ -273,7 +276,7 @@ bench_rdma() {
     [ -n "${link_w:-}" ] || link_w=$(iperf3_mbs "${clients[0]}" "${servs[0]}")
     [ -n "$link_w" ] || { echo "bench-lab: iperf3 gave no result" >&2; exit 1; }
     link_w=$(printf '%.1f' "$link_w")
-    heading "rdma: aggregate, 4 ranks (64 MiB each in 4 MiB calls), against min(N, client hosts) x the link's iperf3 write ($link_w MB/s at $rate)"
+    heading "rdma: aggregate, $rdma_ranks ranks (64 MiB each in 4 MiB calls), against min(N, client hosts) x the link's iperf3 write ($link_w MB/s at $rate)"
     row "| client hosts | servers N | unit | hint | expected MB/s | write MB/s | ratio | read MB/s | ratio | CPU | drops out of / into clients, into servers | bound (expected) |"
     row "|---|---|---|---|---|---|---|---|---|---|---|---|"
     rm -f "$out"/rdma-*.dat
@@ -296,7 +299,7 @@ bench_rdma() {
     gnuplot << EOF || { echo "bench-lab: gnuplot failed" >&2; exit 1; }
 set terminal pngcairo size 900,560 noenhanced
 set output "$out/bench-lab.png"
-set title "rdma: aggregate over N server hosts, 4 ranks, links $rate (iperf3 $link_w MB/s per link)"
+set title "rdma: aggregate over N server hosts, $rdma_ranks ranks, links $rate (iperf3 $link_w MB/s per link)"
 set xlabel "server hosts N"
 set ylabel "MB/s"
 set logscale x 2

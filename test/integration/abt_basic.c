@@ -258,12 +258,13 @@ static void test_hint_values(void)
     static const struct hint_pair invalid[] = {
         { "abt_defer_close", "maybe" }, { "abt_buffer_size", "100" },
         { "abt_buffer_size", "big" }, { "abt_phase_gap", "-1" },
-        { "abt_compute_interval", "soon" },
+        { "abt_compute_interval", "soon" }, { "abt_coll_write", "fast" },
     };
     static const struct hint_pair defaults[] = {
         { "abt_buffer_size", "4194304" }, { "abt_max_memory", "67108864" },
         { "abt_defer_close", "disable" }, { "abt_compute_interval", "0" },
         { "abt_output_size", "0" }, { "abt_phase_gap", "0.05" }, { "abt_stats", "disable" },
+        { "abt_coll_write", "auto" },
     };
     if (strstr(prefix, "rfs:"))
         open_refused(name, "rfs_timeout", "soon");

@@ -85,6 +85,12 @@ for np in 2 4; do
     run_case "abt_order.ufs.np$np" 120 $mpiexec -n $np "$work/bin/abt_order" \
         "abt:ufs:$work/ufs-order/"
 done
+# the collective writes' other paths than each process's own runs (16 KiB)
+for path in exchange through; do
+    printf 'abt_coll_write %s\n' "$path" > "$work/coll-$path.hints"
+    run_case "abt_order.rfs.$path.np4" 120 env ROMIO_HINTS="$work/coll-$path.hints" \
+        $mpiexec -n 4 "$work/bin/abt_order" "abt:rfs:127.0.0.1:$main_port:/abt-order/"
+done
 # HDF5's filtered parallel writes (issue 17): a collective write, then
 # another process's independent read of it, no sync
 mkdir -p "$root/abt-visible" "$work/ufs-visible"
