@@ -98,6 +98,7 @@ struct abt_engine {
     uint8_t *bounce;            /* staged records are read back into it */
     struct abt_phases phases;
     int through;                /* this phase writes through (above) */
+    uint64_t phase_staged;      /* put in the cache file by this phase's writes */
     struct abt_rate bx, bw, bc; /* drain, cache file, copy into buffers */
     struct abt_stats stats;
 };
@@ -470,6 +471,27 @@ static int staging_helps(const struct abt_engine *e)
            (e->bw.bytes_per_s <= 0 || e->bx.bytes_per_s < e->bw.bytes_per_s);
 }
 
+/*
+ * Has this output phase staged all it should? Staging lets the phase end
+ * sooner only if the drain catches up with the cache file while the
+ * application computes: beyond what the drain moves in one computation
+ * (the interval given or last seen), the next phase would find the cache
+ * file still full and wait at the drain's pace, as writing through does
+ * now, with two copies less (the drain not measured yet: no bound).
+ * Before any computation has been seen (the first output, or a writer
+ * that never stops, IOR's pattern), at most the memory's worth.
+ */
+static int phase_staged_enough(const struct abt_engine *e)
+{
+    double interval = e->cfg.compute_interval > 0 ? e->cfg.compute_interval
+                                                  : e->phases.interval;
+    if (e->phases.depth == 0 || (interval >= 0 && e->bx.bytes_per_s <= 0))
+        return 0;
+    double budget = interval >= 0 ? interval * e->bx.bytes_per_s
+                                  : (double) e->pool.max_buffers * (double) e->pool.buffer_size;
+    return (double) e->phase_staged >= budget;
+}
+
 /* Foreground staging of up to one buffer's worth; 0 if the cache file
  * cannot take it (the caller then waits for memory). */
 static uint64_t stage_foreground(struct abt_engine *e, uint64_t offset, const void *buf,
@@ -497,6 +519,7 @@ static uint64_t stage_foreground(struct abt_engine *e, uint64_t offset, const vo
     *r = (struct abt_rec) { .offset = offset, .len = n, .stage_at = at };
     e->stage.records++;
     e->stats.bytes_staged_fg += n;
+    e->phase_staged += n;
     abt_rate_observe(&e->bw, n, abt_now() - t0);
     append(e, r);
     return n;
@@ -589,7 +612,7 @@ int abt_write(struct abt_engine *e, uint64_t offset, const void *buf, uint64_t l
         e->through = 1;
     while (len > 0 && e->err == 0) {
         uint64_t n = e->through ? 0 : buffer_piece(e, offset, src, len);
-        if (n == 0 && !e->through && !staging_helps(e))
+        if (n == 0 && !e->through && (!staging_helps(e) || phase_staged_enough(e)))
             e->through = e->phases.depth > 0;
         if (n == 0 && !e->through)
             n = stage_foreground(e, offset, src, len);
@@ -658,8 +681,10 @@ void abt_phase_begin(struct abt_engine *e)
     lock(e);
     double begun = e->phases.phase_begin;
     abt_phases_begin(&e->phases, abt_now());
-    if (e->phases.phase_begin != begun)
+    if (e->phases.phase_begin != begun) {
         e->through = 0;         /* a new output phase: buffering may help again */
+        e->phase_staged = 0;
+    }
     unlock(e);
 }
 

@@ -3,7 +3,9 @@
  * pool (foreground staging, waiting for space, write-through) compared
  * byte for byte with the same writes applied in order to memory; an output
  * phase larger than the pool written through once the queue has drained
- * (and staged instead where the cache file is faster than the sink);
+ * (and staged instead where the cache file is faster than the sink and a
+ * computation to come lets the drain empty it; else only the memory's
+ * worth);
  * background staging during a computation phase; small records drained in
  * batches of pieces; the staging model; a failing sink
  * (the error is kept and returned, nothing hangs); a full cache file
@@ -429,24 +431,46 @@ static void test_write_through_phase(void **state)
     check_file(f);
 }
 
-/* The same with a cache file that takes data faster than the slow sink:
- * staging helps, so the phase stages rather than writing through. */
-static void test_staging_not_through(void **state)
+/* One output phase of 300 writes through a 64 KiB pool to a slow sink,
+ * with a cache file faster than the sink; compute_interval: the
+ * computation expected after it (0: none seen). */
+static void stage_phase(struct fixture *f, double compute_interval, struct abt_stats *st)
 {
-    struct fixture *f = *state;
     struct abt_config cfg = config(16 << 10, 64 << 10, f->stage);
+    cfg.compute_interval = compute_interval;
     struct abt_engine *e;
     assert_int_equal(abt_engine_create(&e, &cfg, faulty_sink(f->path, -1, 2000)), 0);
     abt_phase_begin(e);
     random_writes(e, f, 300, 8 << 10, 23);
     abt_phase_end(e);
     assert_int_equal(abt_flush(e), 0);
-    struct abt_stats st;
-    abt_get_stats(e, &st);
+    abt_get_stats(e, st);
     abt_engine_destroy(e);
     check_file(f);
+}
+
+/* The same with a cache file that takes data faster than the slow sink and
+ * a long computation to come, in which the drain can empty it: staging
+ * helps, so the phase stages rather than writing through. */
+static void test_staging_not_through(void **state)
+{
+    struct abt_stats st;
+    stage_phase(*state, 100.0, &st);
     assert_true(st.bytes_staged_fg > 0);
     assert_int_equal(st.bytes_through, 0);
+}
+
+/* No computation seen (the first output, or IOR's writer that never
+ * stops): the phase stages the memory's worth at most, then writes
+ * through; staging more would only be drained at close, with two copies
+ * more of every byte. */
+static void test_staging_bounded(void **state)
+{
+    struct abt_stats st;
+    stage_phase(*state, 0, &st);
+    assert_true(st.bytes_staged_fg > 0);
+    assert_true(st.bytes_staged_fg < (64 << 10) + (16 << 10));
+    assert_true(st.bytes_through > 0);
 }
 
 static void test_model(void **state)
@@ -528,6 +552,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_background_staging, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_through_phase, setup, teardown),
         cmocka_unit_test_setup_teardown(test_staging_not_through, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_staging_bounded, setup, teardown),
         cmocka_unit_test(test_model),
         cmocka_unit_test_setup_teardown(test_rfs_sink, setup, teardown),
     };
