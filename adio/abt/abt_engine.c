@@ -159,39 +159,39 @@ static void fail(struct abt_engine *e, int rc)
     pthread_cond_broadcast(&e->progress);
 }
 
-/* The records from the head that go to the sink in one call (at least
- * the head): small, in memory, each one past the previous one's end in the
- * file, within the batch limits. Lock held. */
-static int take_batch(struct abt_engine *e)
+static int small_in_memory(const struct abt_rec *r)
+{
+    return r->buf && r->len < ABT_BATCH_RECORD_MAX;
+}
+
+/* Marks busy the records the drain writes in one sink call: the head and,
+ * for a sink with pwrite_pieces, the small records in memory after it,
+ * each past the previous one's end in the file, within the batch limits.
+ * Lock held. Returns their number; *bytes, their data. */
+static int take_batch(struct abt_engine *e, uint64_t *bytes)
 {
     struct abt_rec *r = e->head;
-    uint64_t bytes = 0;
     int n = 0;
+    *bytes = 0;
     do {
-        e->batch[n++] = (struct abt_piece) { r->data, r->len, r->offset };
-        bytes += r->len;
+        if (e->batch)
+            e->batch[n] = (struct abt_piece) { r->data, r->len, r->offset };
+        n++;
+        *bytes += r->len;
         e->busy_last = r;
         r = r->next;
-    } while (r && r->buf && r->len < ABT_BATCH_RECORD_MAX && n < ABT_BATCH_PIECES &&
-             r->len <= ABT_BATCH_BYTES - bytes &&
+    } while (r && e->batch && small_in_memory(e->busy_last) && small_in_memory(r) &&
+             n < ABT_BATCH_PIECES && r->len <= ABT_BATCH_BYTES - *bytes &&
              r->offset >= e->busy_last->offset + e->busy_last->len);
     return n;
 }
 
 /* Writes the head record, or the batch from it, into the sink (a staged
- * head record alone, read back first); lock held on entry and exit. */
+ * head record read back first); lock held on entry and exit. */
 static int write_head(struct abt_engine *e, int *records, uint64_t *bytes)
 {
     struct abt_rec *r = e->head;
-    int batched = e->batch && r->buf && r->len < ABT_BATCH_RECORD_MAX;
-    *records = batched ? take_batch(e) : 1;
-    *bytes = 0;
-    for (int i = 0; batched && i < *records; i++)
-        *bytes += e->batch[i].len;
-    if (!batched) {
-        e->busy_last = r;
-        *bytes = r->len;
-    }
+    *records = take_batch(e, bytes);
     e->head_busy = 1;
     unlock(e);
     int rc = 0;
@@ -201,8 +201,8 @@ static int write_head(struct abt_engine *e, int *records, uint64_t *bytes)
         data = e->bounce;
     }
     if (rc == 0)
-        rc = batched && *records > 1 ? e->sink.ops->pwrite_pieces(e->sink.ctx, e->batch, *records)
-                                     : e->sink.ops->pwrite(e->sink.ctx, data, r->len, r->offset);
+        rc = *records > 1 ? e->sink.ops->pwrite_pieces(e->sink.ctx, e->batch, *records)
+                          : e->sink.ops->pwrite(e->sink.ctx, data, r->len, r->offset);
     lock(e);
     e->head_busy = 0;
     e->busy_last = NULL;
