@@ -472,24 +472,18 @@ static int staging_helps(const struct abt_engine *e)
 }
 
 /*
- * Has this output phase staged all it should? Staging lets the phase end
- * sooner only if the drain catches up with the cache file while the
- * application computes: beyond what the drain moves in one computation
- * (the interval given or last seen), the next phase would find the cache
- * file still full and wait at the drain's pace, as writing through does
- * now, with two copies less (the drain not measured yet: no bound).
- * Before any computation has been seen (the first output, or a writer
- * that never stops, IOR's pattern), at most the memory's worth.
+ * Has this output phase staged all it should? Staging lets a phase end
+ * sooner because the drain empties the cache file while the application
+ * computes afterwards. Before any computation has been seen (the first
+ * output, or a writer that never pauses, IOR's pattern) none is known to
+ * come: a phase stages at most the memory's worth, then writes through,
+ * rather than copy every byte twice more and drain it all at close.
  */
 static int phase_staged_enough(const struct abt_engine *e)
 {
-    double interval = e->cfg.compute_interval > 0 ? e->cfg.compute_interval
-                                                  : e->phases.interval;
-    if (e->phases.depth == 0 || (interval >= 0 && e->bx.bytes_per_s <= 0))
-        return 0;
-    double budget = interval >= 0 ? interval * e->bx.bytes_per_s
-                                  : (double) e->pool.max_buffers * (double) e->pool.buffer_size;
-    return (double) e->phase_staged >= budget;
+    int computes = e->cfg.compute_interval > 0 || e->phases.interval >= 0;
+    return e->phases.depth > 0 && !computes &&
+           e->phase_staged >= e->pool.max_buffers * e->pool.buffer_size;
 }
 
 /* Foreground staging of up to one buffer's worth; 0 if the cache file

@@ -30,7 +30,8 @@
 # (e.g. "4:4:1048576 2:8:65536"); LAB_RDMA_HINTS (default: the driver's
 # own) gives NAME=VALUE hints whose runs follow each other in each row, a
 # row apiece (e.g. "rdma_inflight=0 rdma_inflight=2097152"); LAB_RDMA_RANKS
-# (default 4) the ranks of the rdma part, spread evenly over the client hosts.
+# (default 4) the ranks of each row, spread evenly over the client hosts,
+# several numbers a row apiece, run one after the other (e.g. "4 8").
 # CPU: the CPU time of the ranks and servers over the run's time and all
 # cores (100%: the CPUs bind, not the links); on a machine shared with
 # other work the links may get less than this.
@@ -241,18 +242,18 @@ bench_tls() {
     done
 }
 
-# rdma_row CLIENTS N UNIT HINT: one row of rdma's table (HINT NAME=VALUE,
-# "default": none), the first HINT's also in its .dat
+# rdma_row CLIENTS RANKS N UNIT HINT: one row of rdma's table (HINT
+# NAME=VALUE, "default": none), the first RANKS and HINT's also in its .dat
 rdma_row() {
-    local nc=$1 n=$2 unit=$3 hint=$4 hosts servers res aw ar ac k exp bound dc dout ds
+    local nc=$1 ranks=$2 n=$3 unit=$4 hint=$5 hosts servers res aw ar ac k exp bound dc dout ds
     hosts=$(echo "${clients[@]:0:$nc}" | tr ' ' ,)
     servers=$(echo "$srv" | cut -d, -f1-"$n")
     printf 'striping_unit %s\nstriping_factor %s\n' "$unit" "$n" > "$work/hints"
     [ "$hint" = default ] || echo "${hint%%=*} ${hint#*=}" >> "$work/hints"
     dout=$(lab_drops_out "${clients[@]:0:$nc}") dc=$(lab_drops "${clients[@]:0:$nc}")
     ds=$(lab_drops "${servs[@]:0:$n}")
-    res=$(logged "rdma $nc $n $unit $hint" bench "rdma:/agg-$nc-$n-$unit" "$hosts" \
-        $((rdma_ranks / nc)) "$rdma_ranks" \
+    res=$(logged "rdma $nc $ranks $n $unit $hint" bench "rdma:/agg-$nc-$n-$unit" "$hosts" \
+        $((ranks / nc)) "$ranks" \
         $((64 << 20)) $((4 << 20)) ROMIO_RDMA_SERVERS="$servers" ROMIO_HINTS="$work/hints") \
         || exit 1
     read -r aw ar ac <<< "$res"
@@ -263,30 +264,32 @@ rdma_row() {
     if [ "$n" -lt "$nc" ]; then bound="servers' links"
     elif [ "$n" -gt "$nc" ]; then bound="clients' links"
     else bound="both"; fi
-    row "$(printf '| %d | %d | %d KiB | %s | %s | %.1f | %s | %.1f | %s | %s%% | %s / %s, %s | %s |' \
-        "$nc" "$n" $((unit / 1024)) "$hint" "$exp" "$aw" "$(ratio "$aw" "$exp")" "$ar" \
+    row "$(printf '| %d | %d | %d | %d KiB | %s | %s | %.1f | %s | %.1f | %s | %s%% | %s / %s, %s | %s |' \
+        "$nc" "$ranks" "$n" $((unit / 1024)) "$hint" "$exp" "$aw" "$(ratio "$aw" "$exp")" "$ar" \
         "$(ratio "$ar" "$exp")" "$ac" "$dout" "$dc" "$ds" "$bound")"
     [ -e "$out/rdma-$nc-$unit.dat" ] && [ "$(tail -n1 "$out/rdma-$nc-$unit.dat" | cut -d' ' -f1)" = "$n" ] \
         || echo "$n $exp $aw $ar $ac" >> "$out/rdma-$nc-$unit.dat"
 }
 
 bench_rdma() {
-    local nc n unit hint
+    local nc n unit hint ranks
     rates "$rate" "${clients[@]}" "${servs[@]}"
     [ -n "${link_w:-}" ] || link_w=$(iperf3_mbs "${clients[0]}" "${servs[0]}")
     [ -n "$link_w" ] || { echo "bench-lab: iperf3 gave no result" >&2; exit 1; }
     link_w=$(printf '%.1f' "$link_w")
-    heading "rdma: aggregate, $rdma_ranks ranks (64 MiB each in 4 MiB calls), against min(N, client hosts) x the link's iperf3 write ($link_w MB/s at $rate)"
-    row "| client hosts | servers N | unit | hint | expected MB/s | write MB/s | ratio | read MB/s | ratio | CPU | drops out of / into clients, into servers | bound (expected) |"
-    row "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    heading "rdma: aggregate, ranks spread over the client hosts (64 MiB each in 4 MiB calls), against min(N, client hosts) x the link's iperf3 write ($link_w MB/s at $rate)"
+    row "| client hosts | ranks | servers N | unit | hint | expected MB/s | write MB/s | ratio | read MB/s | ratio | CPU | drops out of / into clients, into servers | bound (expected) |"
+    row "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     rm -f "$out"/rdma-*.dat
     for nc in 2 4; do
         for n in 1 2 4 8; do
             for unit in 1048576 65536; do
                 [ -z "${LAB_RDMA_ROWS:-}" ] || [[ " $LAB_RDMA_ROWS " == *" $nc:$n:$unit "* ]] \
                     || continue
-                for hint in ${LAB_RDMA_HINTS:-default}; do
-                    rdma_row "$nc" "$n" "$unit" "$hint"
+                for ranks in $rdma_ranks; do
+                    for hint in ${LAB_RDMA_HINTS:-default}; do
+                        rdma_row "$nc" "$ranks" "$n" "$unit" "$hint"
+                    done
                 done
             done
         done
@@ -299,7 +302,7 @@ bench_rdma() {
     gnuplot << EOF || { echo "bench-lab: gnuplot failed" >&2; exit 1; }
 set terminal pngcairo size 900,560 noenhanced
 set output "$out/bench-lab.png"
-set title "rdma: aggregate over N server hosts, $rdma_ranks ranks, links $rate (iperf3 $link_w MB/s per link)"
+set title "rdma: aggregate over N server hosts, ${rdma_ranks%% *} ranks, links $rate (iperf3 $link_w MB/s per link)"
 set xlabel "server hosts N"
 set ylabel "MB/s"
 set logscale x 2

@@ -4,8 +4,7 @@
  * byte for byte with the same writes applied in order to memory; an output
  * phase larger than the pool written through once the queue has drained
  * (and staged instead where the cache file is faster than the sink and a
- * computation to come lets the drain empty it; else only the memory's
- * worth);
+ * computation is to come; before one, only the memory's worth);
  * background staging during a computation phase; small records drained in
  * batches of pieces; the staging model; a failing sink
  * (the error is kept and returned, nothing hangs); a full cache file
@@ -450,8 +449,8 @@ static void stage_phase(struct fixture *f, double compute_interval, struct abt_s
 }
 
 /* The same with a cache file that takes data faster than the slow sink and
- * a long computation to come, in which the drain can empty it: staging
- * helps, so the phase stages rather than writing through. */
+ * a computation to come, in which the drain empties it: staging helps, so
+ * the phase stages rather than writing through. */
 static void test_staging_not_through(void **state)
 {
     struct abt_stats st;
