@@ -99,6 +99,44 @@ iperf3_mbs() {
     done | median
 }
 
+# iperf3_all_mbs "FROMS" "TOS" [-R]: MB/s of iperf3 from every host of
+# FROMS to every host of TOS at once, a stream each (with -R: from every
+# TO to every FROM, a read's direction), summed; median of REPS runs. The
+# baseline where both sides' links bind: every link carries several
+# streams that finish in their own time, as the ranks' requests do.
+iperf3_all_mbs() {
+    local froms=$1 tos=$2 i f t port
+    shift 2
+    for i in $(seq 1 "$reps"); do
+        port=5300
+        for t in $tos; do
+            for f in $froms; do
+                lab_exec "$t" iperf3 -s -1 -B "$t" -p $port > /dev/null 2>&1 &
+                port=$((port + 1))
+            done
+        done
+        for t in $tos; do
+            for _ in $(seq 1 50); do
+                [ "$(lab_exec "$t" ss -ltn | grep -c ':5[3-9][0-9][0-9] ')" -ge $(echo $froms | wc -w) ] \
+                    && break
+                sleep 0.1
+            done
+        done
+        port=5300
+        for t in $tos; do
+            for f in $froms; do
+                lab_exec "$f" iperf3 -c "$t" -p $port -t 5 -J "$@" > "$work/a2a-$port.json" &
+                port=$((port + 1))
+            done
+        done
+        wait
+        python3 -c 'import json, sys
+print(sum(json.load(open(f))["end"]["sum_received"]["bits_per_second"] for f in sys.argv[1:]) / 8e6)' \
+            "$work"/a2a-*.json
+        rm -f "$work"/a2a-*.json
+    done | median
+}
+
 # CPU ticks (user + system) of the running servers
 rfsd_ticks() {
     local p t=0
@@ -271,6 +309,21 @@ rdma_row() {
         || echo "$n $exp $aw $ar $ac" >> "$out/rdma-$nc-$unit.dat"
 }
 
+# Where both sides' links bind (as many server hosts as client hosts),
+# iperf3 all-to-all on those links, both ways, against the expected
+rdma_all_to_all() {
+    local nc w r exp
+    for nc in 2 4; do
+        [ -z "${LAB_RDMA_ROWS:-}" ] || [[ " $LAB_RDMA_ROWS " == *" $nc:$nc:"* ]] || continue
+        w=$(iperf3_all_mbs "${clients[*]:0:$nc}" "${servs[*]:0:$nc}")
+        r=$(iperf3_all_mbs "${clients[*]:0:$nc}" "${servs[*]:0:$nc}" -R)
+        exp=$(awk -v k="$nc" -v l="$link_w" 'BEGIN { printf "%.1f", k * l }')
+        row ""
+        row "$(printf 'iperf3 all-to-all, %d client hosts to %d server hosts, a stream per pair at once: write %.1f MB/s (%s of the expected %s), read (-R) %.1f MB/s (%s)' \
+            "$nc" "$nc" "$w" "$(ratio "$w" "$exp")" "$exp" "$r" "$(ratio "$r" "$exp")")"
+    done
+}
+
 bench_rdma() {
     local nc n unit hint ranks
     rates "$rate" "${clients[@]}" "${servs[@]}"
@@ -298,6 +351,7 @@ bench_rdma() {
     row "drops: packets the links' tbf queues dropped during the row's $reps passes of writes and reads:"
     row "the client hosts' own ends (their sends, the writes' data), the head's ends toward the client"
     row "hosts (the reads' data, incast) and toward the server hosts."
+    rdma_all_to_all
 
     gnuplot << EOF || { echo "bench-lab: gnuplot failed" >&2; exit 1; }
 set terminal pngcairo size 900,560 noenhanced
