@@ -64,7 +64,7 @@ static int dd_agree(void *arg, const uint64_t *mine, uint64_t *sum, uint32_t cou
 {
     ADIO_File fd = arg;
     ADIOI_RDMA_File *f = fd->fs_ptr;
-    uint64_t in[2 * STRIPE_MAX_FACTOR + 2], all[2 * STRIPE_MAX_FACTOR + 2];
+    uint64_t in[STRIPE_COLL_AGREE_MAX + 2], all[STRIPE_COLL_AGREE_MAX + 2];
     memcpy(in, mine, count * sizeof *mine);
     in[count] = f->coll_rounds_done < f->coll_mine;    /* this round is already counted */
     in[count + 1] = (uint64_t) f->coll_vote_two_phase;
@@ -148,8 +148,8 @@ static int disk_directed(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
     MPI_Comm_rank(fd->comm, &rank);
     f->coll_now = (struct stripe_coll) {
         .group = f->coll_group, .call = f->coll_next, .rank = (uint32_t) rank,
-        .keep = f->coll_keep, .merge_from = STRIPE_COLL_MERGE_FROM, .agree = dd_agree,
-        .agree_arg = fd
+        .keep = f->coll_keep, .merge_from = STRIPE_COLL_MERGE_FROM,
+        .merge_runs_below = STRIPE_COLL_MERGE_RUNS_BELOW, .agree = dd_agree, .agree_arg = fd
     };
     f->coll_rounds_done = 0;
     f->coll_mine = mine > 0 ? (uint64_t) mine : 0;

@@ -159,22 +159,30 @@ int stripe_iov_io(struct stripe_file *f, enum stripe_method method,
  * One round of a disk-directed collective call (seed 003; rfs_coll.h on
  * the server): this participant's data [pos, pos + len) of the view, at
  * most STRIPE_CHUNK bytes and possibly none. The participants first agree
- * how many of them have data on each object and how many bytes (agree:
- * every participant calls it once in every round, with nothing where it
- * has no data or failed); then each sends its share to every object it
- * has data on, in one request. Where the round brings an object at least
- * merge_from bytes (or keep is asked), the request goes behind a COLL
+ * how many of them have data on each object, how many bytes and in how
+ * many runs (agree: every participant calls it once in every round, with
+ * nothing where it has no data or failed); then each sends its share to
+ * every object it has data on, in one request. Where the round brings an
+ * object at least merge_from bytes in runs (of the object's adjacent
+ * bytes, each participant's counted apart) that average under
+ * merge_runs_below (or keep is asked), the request goes behind a COLL
  * that names the participants, so that the server waits for exactly
- * those and moves the merged, sorted pieces at once; a smaller part goes
- * as a plain request, served at once: its round is bound by latency,
- * which waiting for the others adds to, while the merge would save
- * little (the kernel's block layer merges adjacent small requests
- * itself). A server nobody has data on hears nothing of the round. Every
+ * those and moves the merged, sorted pieces at once. Else it goes as a
+ * plain request, served at once: a smaller part's round is bound by
+ * latency, which waiting for the others adds to, while the merge would
+ * save little (the kernel's block layer merges adjacent small requests
+ * itself); and large runs are a large read or write each, merged or not,
+ * so that merging them only makes the first participant wait for the
+ * last (issue 21's interleaved segments of 64 KiB and more). A server nobody has data on hears nothing of the round. Every
  * participant calls stripe_coll_io the same number of times with the
  * same `call`. The sends follow the decentralised schedule: object
  * (rank + j) mod n at step j. *moved as for stripe_io.
  */
 #define STRIPE_COLL_MERGE_FROM (256u << 10)
+#define STRIPE_COLL_MERGE_RUNS_BELOW (64u << 10)
+/* The values of one agreement at most: participants, bytes and runs per
+ * object. */
+#define STRIPE_COLL_AGREE_MAX (3 * STRIPE_MAX_FACTOR)
 
 /* mine: count values of this participant; sum gets their sums over all
  * participants. 0 or a negative errno. */
@@ -187,6 +195,7 @@ struct stripe_coll {
     uint32_t rank;              /* distinct for every participant */
     int keep;                   /* the servers keep the round's data hot */
     uint64_t merge_from;        /* an object's least bytes in a round for a COLL (0: always) */
+    uint64_t merge_runs_below;  /* and the most its runs may average (0: no bound) */
     stripe_coll_agree_fn agree;
     void *agree_arg;
 };

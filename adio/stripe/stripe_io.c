@@ -452,6 +452,8 @@ struct dt_xfer {
     uint64_t skip;              /* the round's first byte in the memory */
     int to_objects;             /* copy direction: packed data -> object shares */
     uint64_t share[STRIPE_MAX_FACTOR];
+    uint64_t runs[STRIPE_MAX_FACTOR];   /* of the share: pieces not adjacent in the object */
+    uint64_t run_end[STRIPE_MAX_FACTOR];
     uint64_t fill[STRIPE_MAX_FACTOR];
     char *part[STRIPE_MAX_FACTOR];      /* a staged share in f->staging, NULL: direct */
     int nseg[STRIPE_MAX_FACTOR];        /* pieces of memory of a share, up to one too many */
@@ -463,13 +465,15 @@ static struct iovec *dt_segs(const struct dt_xfer *d, uint32_t o)
     return d->seg + (size_t) o * STRIPE_MAX_SEGS;
 }
 
-/* An object's share and where it lies in memory, as long as that is at
- * most STRIPE_MAX_SEGS pieces. */
+/* An object's share, its runs, and where it lies in memory, as long as
+ * that is at most STRIPE_MAX_SEGS pieces. */
 static int dt_count(void *arg, const struct stripe_piece *p, uint64_t at)
 {
     struct dt_xfer *d = arg;
     uint32_t o = p->object;
     struct iovec *seg = dt_segs(d, o);
+    d->runs[o] += d->share[o] == 0 || p->local != d->run_end[o];
+    d->run_end[o] = p->local + p->len;
     d->share[o] += p->len;
     for (uint64_t done = 0, room; done < p->len && d->nseg[o] <= STRIPE_MAX_SEGS;
          done += room) {
@@ -593,18 +597,19 @@ static int dt_send(struct stripe_file *f, uint32_t o, const struct stripe_view *
     return r;
 }
 
-/* A collective round's participants on each object (sum[o]) and the
- * bytes they have there (sum[n + o]), agreed with the others; share NULL:
- * this one has nothing (or failed before). */
-static int coll_agree(uint32_t n, const struct stripe_coll *coll, const uint64_t *share,
-                      uint64_t sum[2 * STRIPE_MAX_FACTOR])
+/* A collective round's participants on each object (sum[o]), the bytes
+ * they have there (sum[n + o]) and their runs (sum[2n + o]), agreed with
+ * the others; d NULL: this one has nothing (or failed before). */
+static int coll_agree(uint32_t n, const struct stripe_coll *coll, const struct dt_xfer *d,
+                      uint64_t sum[STRIPE_COLL_AGREE_MAX])
 {
-    uint64_t mine[2 * STRIPE_MAX_FACTOR];
+    uint64_t mine[STRIPE_COLL_AGREE_MAX];
     for (uint32_t o = 0; o < n; o++) {
-        mine[o] = share && share[o] > 0;
-        mine[n + o] = share ? share[o] : 0;
+        mine[o] = d && d->share[o] > 0;
+        mine[n + o] = d ? d->share[o] : 0;
+        mine[2 * n + o] = d ? d->runs[o] : 0;
     }
-    return coll->agree(coll->agree_arg, mine, sum, 2 * n);
+    return coll->agree(coll->agree_arg, mine, sum, 3 * n);
 }
 
 /* Whether object o's part of an agreed round goes behind a COLL, merged
@@ -612,7 +617,9 @@ static int coll_agree(uint32_t n, const struct stripe_coll *coll, const uint64_t
 static int coll_merges(const struct stripe_coll *coll, const uint64_t *sum, uint32_t n,
                        uint32_t o)
 {
-    return coll->keep || sum[n + o] >= coll->merge_from;
+    uint64_t bytes = sum[n + o], runs = sum[2 * n + o];
+    return coll->keep || (bytes >= coll->merge_from &&
+                          (coll->merge_runs_below == 0 || bytes < runs * coll->merge_runs_below));
 }
 
 /* Object o's reply to a round's request: the data into its share. */
@@ -648,12 +655,12 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
     struct rfs_inflight sent[STRIPE_MAX_FACTOR][2];
     int in_flight[STRIPE_MAX_FACTOR] = { 0 };
     uint32_t n = f->layout.factor;
-    uint64_t sum[2 * STRIPE_MAX_FACTOR];
+    uint64_t sum[STRIPE_COLL_AGREE_MAX];
     int rc = (d.seg = direct_segs(f)) ? 0 : -ENOMEM;
     if (rc == 0)
         rc = stripe_walk(&f->layout, view, pos, len, dt_count, &d);
     if (coll) {
-        int agreed = coll_agree(n, coll, rc == 0 ? d.share : NULL, sum);
+        int agreed = coll_agree(n, coll, rc == 0 ? &d : NULL, sum);
         rc = rc != 0 ? rc : agreed;
     }
     if (rc == 0)
@@ -772,7 +779,7 @@ int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64
         rc = dt_round(f, view, pos, len, &mem, 0, is_write, c, &short_read);
     } else {
         /* the others count on this one's answer in every round */
-        uint64_t sum[2 * STRIPE_MAX_FACTOR];
+        uint64_t sum[STRIPE_COLL_AGREE_MAX];
         (void) coll_agree(f->layout.factor, c, NULL, sum);
     }
     if (rc == 0 && short_read)
