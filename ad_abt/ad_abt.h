@@ -29,6 +29,15 @@
  * (for example rfs:, with ROMIO_RFS_SERVER); default: the file system's. */
 #define ADIOI_ABT_INNER_ENV "ROMIO_ABT_INNER"
 
+/* How a collective write goes (ad_abt_write.c). Every process takes the
+ * largest that any of them asks for, so all take the same. */
+enum ADIOI_ABT_Coll_path {
+    ADIOI_ABT_OWN_RUNS,         /* each process buffers its own runs of the view */
+    ADIOI_ABT_EXCHANGE,         /* ROMIO's two-phase exchange into the aggregators' buffers */
+    ADIOI_ABT_THROUGH,          /* the inner driver's own collective write */
+    ADIOI_ABT_COLL_AUTO         /* abt_coll_write=auto: chosen per call */
+};
+
 typedef struct ADIOI_ABT_File {
     ADIO_File inner;            /* the shadow file of the inner driver */
     struct abt_engine *engine;  /* NULL when the file cannot be written */
@@ -41,8 +50,8 @@ typedef struct ADIOI_ABT_File {
     ADIO_File fd;               /* the user's file, while registered */
     MPI_Comm open_comm;         /* the processes that opened it together (ROMIO's
                                  * create step opens alone, over MPI_COMM_SELF) */
-    struct abt_rate coll_rate[2];   /* this process's collective writes, bytes/s:
-                                     * buffered, through the inner driver */
+    struct abt_rate coll_rate[ADIOI_ABT_COLL_AUTO];    /* this process's collective
+                                                         * writes by each path, bytes/s */
     unsigned coll_writes;       /* collective writes so far, as in every process */
     struct ADIOI_ABT_File *next;    /* the process's open abt: files (ad_abt_order.c) */
 } ADIOI_ABT_File;
@@ -55,15 +64,6 @@ typedef struct ADIOI_ABT_Hints {
     int coll_write;
     char stage_dir[MPI_MAX_INFO_VAL + 1];   /* none: no staging */
 } ADIOI_ABT_Hints;
-
-/* How a collective write goes (ad_abt_write.c). Every process takes the
- * largest that any of them asks for, so all take the same. */
-enum ADIOI_ABT_Coll_path {
-    ADIOI_ABT_OWN_RUNS,         /* each process buffers its own runs of the view */
-    ADIOI_ABT_EXCHANGE,         /* ROMIO's two-phase exchange into the aggregators' buffers */
-    ADIOI_ABT_THROUGH,          /* the inner driver's own collective write */
-    ADIOI_ABT_COLL_AUTO         /* abt_coll_write=auto: chosen per call */
-};
 
 /* Which handles of a file in this process ADIOI_ABT_Drain_range drains. */
 enum { ADIOI_ABT_THIS = 1, ADIOI_ABT_OTHERS = 2, ADIOI_ABT_ALL_HANDLES = 3 };

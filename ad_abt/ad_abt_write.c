@@ -175,18 +175,19 @@ static int remeasure(unsigned n)
 
 /*
  * Should this collective write go through the inner driver's own collective
- * (rfs: ships the view to the server) rather than through ROMIO's two-phase
- * exchange into the buffers? Yes when this process measured it at least as
- * fast as buffering: where the inner driver drains as fast as abt can copy,
- * the exchange and the copy are all buffering adds. Before through has been
- * measured the drain's rate stands for it, with a margin: a wrong try costs
- * one write at the inner driver's pace.
+ * (rfs: ships the view to the server) rather than be buffered by `path`?
+ * Yes when this process measured it at least as fast as that: where the
+ * inner driver drains as fast as abt can copy, the copy (and the exchange)
+ * are all buffering adds. Before through has been measured the drain's
+ * rate stands for it, with a margin: a wrong try costs one write at the
+ * inner driver's pace.
  */
-static int vote_through(ADIOI_ABT_File *a)
+static int vote_through(ADIOI_ABT_File *a, int path)
 {
-    if (a->engine == NULL || remeasure(a->coll_writes))
+    if (remeasure(a->coll_writes))
         return 0;
-    double buffered = a->coll_rate[0].bytes_per_s, through = a->coll_rate[1].bytes_per_s;
+    double buffered = a->coll_rate[path].bytes_per_s;
+    double through = a->coll_rate[ADIOI_ABT_THROUGH].bytes_per_s;
     if (buffered <= 0)
         return 0;
     if (through > 0)
@@ -204,9 +205,14 @@ static int vote_through(ADIOI_ABT_File *a)
 
 /* Are the view's runs (the filetype's, not counting the zero-length
  * pairs that mark its bounds) ADIOI_ABT_MIN_OWN_RUN bytes or more on
- * average? */
+ * average? A contiguous filetype is one run per access, however small
+ * the type (the default view's is one byte). */
 static int view_runs_large(ADIO_File fd)
 {
+    int contig;
+    ADIOI_Datatype_iscontig(fd->filetype, &contig);
+    if (contig)
+        return 1;
     ADIOI_Flatlist_node *flat = ADIOI_Flatten_and_find(fd->filetype);
     ADIO_Offset bytes = 0, runs = 0;
     for (MPI_Count i = 0; i < flat->count; i++) {
@@ -232,11 +238,9 @@ static int coll_path_vote(ADIO_File fd)
     if (a->coll_write != ADIOI_ABT_COLL_AUTO)
         return a->coll_write == ADIOI_ABT_OWN_RUNS && !own_runs_ok ? ADIOI_ABT_EXCHANGE
                                                                    : a->coll_write;
-    if (vote_through(a))
-        return ADIOI_ABT_THROUGH;
-    if (own_runs_ok && a->background && view_runs_large(fd))
-        return ADIOI_ABT_OWN_RUNS;
-    return ADIOI_ABT_EXCHANGE;
+    int buffered = own_runs_ok && a->background && view_runs_large(fd) ? ADIOI_ABT_OWN_RUNS
+                                                                       : ADIOI_ABT_EXCHANGE;
+    return vote_through(a, buffered) ? ADIOI_ABT_THROUGH : buffered;
 }
 
 /* The inner driver's collective write on the shadow; its file pointer
@@ -295,6 +299,6 @@ void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
     MPI_Count size;
     MPI_Type_size_x(datatype, &size);
     if (*error_code == MPI_SUCCESS)
-        abt_rate_observe(&a->coll_rate[through], (uint64_t) size * (uint64_t) count, dt);
+        abt_rate_observe(&a->coll_rate[path], (uint64_t) size * (uint64_t) count, dt);
     a->coll_writes++;
 }

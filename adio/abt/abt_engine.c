@@ -19,7 +19,7 @@
  * Batches: where the sink writes several pieces in one call (rfs: one
  * list request, one round trip), the drain hands it the records from the
  * head that are in memory and lie one after the other in the file, up to
- * ABT_BATCH_PIECES or ABT_BATCH_BYTES: a collective write buffered as each
+ * ABT_SINK_MAX_PIECES or ABT_BATCH_BYTES: a collective write buffered as each
  * process's own runs (hundreds of bytes each) drains at the link's pace,
  * not at one round trip per run. A record that goes back in the file ends
  * the batch, so overlapping writes still land in their order.
@@ -46,12 +46,11 @@
  * pay the sink's fixed cost for each. */
 #define ABT_RATE_MIN_BYTES (64 << 10)
 
-/* One sink call at most: the rfs protocol's pairs of a list request, and
- * a buffer's worth of data. Only records under ABT_BATCH_RECORD_MAX join
- * a batch: for a larger one the round trip is small against the transfer,
- * and a write alone can go from the socket to the file without a copy
- * (rfsd splices a PWRITE of 64 KiB or more, not a list write). */
-#define ABT_BATCH_PIECES 4096
+/* One sink call at most: ABT_SINK_MAX_PIECES records and a buffer's
+ * worth of data. Only records under ABT_BATCH_RECORD_MAX join a batch: for
+ * a larger one the round trip is small against the transfer, and a write
+ * alone can go from the socket to the file without a copy (rfsd splices
+ * a PWRITE of 64 KiB or more, not a list write). */
 #define ABT_BATCH_BYTES (4u << 20)
 #define ABT_BATCH_RECORD_MAX (64u << 10)
 
@@ -91,7 +90,7 @@ struct abt_engine {
     struct abt_rec *head, *tail;
     int head_busy;              /* the sink is being written (a batch, or through) */
     struct abt_rec *busy_last;  /* the batch is head .. busy_last */
-    struct abt_piece *batch;    /* ABT_BATCH_PIECES, for a sink with pwrite_pieces */
+    struct abt_piece *batch;    /* ABT_SINK_MAX_PIECES, for a sink with pwrite_pieces */
     uint64_t lo, hi;            /* bounds of the records not yet drained */
     int err;                    /* first failure, negative errno, sticky */
     int threaded;
@@ -165,23 +164,24 @@ static int small_in_memory(const struct abt_rec *r)
 }
 
 /* Marks busy the records the drain writes in one sink call: the head and,
- * for a sink with pwrite_pieces, the small records in memory after it,
- * each past the previous one's end in the file, within the batch limits.
- * Lock held. Returns their number; *bytes, their data. */
+ * for a sink with pwrite_pieces and a small head in memory, the small
+ * records in memory after it, each past the previous one's end in the
+ * file, within the batch limits. Lock held. Returns their number;
+ * *bytes, their data. */
 static int take_batch(struct abt_engine *e, uint64_t *bytes)
 {
     struct abt_rec *r = e->head;
-    int n = 0;
+    int batching = e->batch && small_in_memory(r), n = 0;
     *bytes = 0;
     do {
-        if (e->batch)
+        if (batching)
             e->batch[n] = (struct abt_piece) { r->data, r->len, r->offset };
         n++;
         *bytes += r->len;
         e->busy_last = r;
         r = r->next;
-    } while (r && e->batch && small_in_memory(e->busy_last) && small_in_memory(r) &&
-             n < ABT_BATCH_PIECES && r->len <= ABT_BATCH_BYTES - *bytes &&
+    } while (batching && r && small_in_memory(r) && n < ABT_SINK_MAX_PIECES &&
+             r->len <= ABT_BATCH_BYTES - *bytes &&
              r->offset >= e->busy_last->offset + e->busy_last->len);
     return n;
 }
@@ -231,19 +231,14 @@ static void drain_head(struct abt_engine *e)
     pthread_cond_broadcast(&e->progress);
 }
 
-/* The newest buffer that is complete, not being drained, and holds records. */
+/* The newest buffer that is complete and holds records. Only the drain
+ * thread calls it, between its own sink writes: no record is busy. */
 static struct abt_buf *stage_victim(struct abt_engine *e)
 {
     struct abt_buf *victim = NULL;
     for (struct abt_rec *r = e->head; r; r = r->next)
         if (r->buf && r->buf != e->fill)
             victim = r->buf;
-    for (struct abt_rec *r = e->head; victim && e->head_busy; r = r->next) {
-        if (r->buf == victim)
-            return NULL;        /* the sink is writing from it */
-        if (r == e->busy_last)
-            break;
-    }
     return victim;
 }
 
@@ -412,7 +407,7 @@ int abt_engine_create(struct abt_engine **ep, const struct abt_config *cfg, stru
     if (e->bounce == NULL)
         goto fail_bounce;
     if (sink.ops->pwrite_pieces) {
-        e->batch = malloc(ABT_BATCH_PIECES * sizeof *e->batch);
+        e->batch = malloc(ABT_SINK_MAX_PIECES * sizeof *e->batch);
         if (e->batch == NULL)
             goto fail_batch;
     }

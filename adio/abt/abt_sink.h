@@ -15,6 +15,10 @@
 
 #include <stdint.h>
 
+/* Pieces of one pwrite_pieces call at most (the rfs protocol's pairs of a
+ * list write). */
+#define ABT_SINK_MAX_PIECES 4096
+
 struct abt_piece {
     const void *data;
     uint64_t len, offset;

@@ -14,8 +14,12 @@
 
 #define SINK_HANDLE 0
 
+_Static_assert(ABT_SINK_MAX_PIECES <= RFS_MAX_PAIRS, "a batch must fit one list write");
+
 struct rfs_sink {
     struct rfs_client client;
+    uint8_t pairs[ABT_SINK_MAX_PIECES * RFS_PAIR_SIZE];
+    struct iovec iov[ABT_SINK_MAX_PIECES + 1];
 };
 
 /* Transport failures are negative errno already; server answers are not. */
@@ -30,33 +34,37 @@ static int rfs_sink_pwrite(void *ctx, const void *buf, uint64_t len, uint64_t of
     return sink_errno(rfs_pwrite(&r->client, SINK_HANDLE, buf, len, offset));
 }
 
-/* One LWRITE: the pieces' offset-length pairs, then their data. */
+static int write_each(void *ctx, const struct abt_piece *pieces, int n)
+{
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = rfs_sink_pwrite(ctx, pieces[i].data, pieces[i].len, pieces[i].offset);
+    return rc;
+}
+
+/* One LWRITE: the pieces' offset-length pairs, then their data. Where the
+ * request cannot be built (no memory for its frame: nothing was sent) the
+ * pieces go one by one rather than fail the file. */
 static int rfs_sink_pwrite_pieces(void *ctx, const struct abt_piece *pieces, int n)
 {
     struct rfs_sink *r = ctx;
-    uint8_t *pairs = malloc((size_t) n * RFS_PAIR_SIZE);
-    struct iovec *iov = malloc((size_t) (n + 1) * sizeof *iov);
     struct rfs_req req = { .handle = SINK_HANDLE, .aux = (uint32_t) n };
-    int rc = -ENOMEM;
-    if (pairs == NULL || iov == NULL)
-        goto out;
-    iov[0] = (struct iovec) { pairs, (size_t) n * RFS_PAIR_SIZE };
+    r->iov[0] = (struct iovec) { r->pairs, (size_t) n * RFS_PAIR_SIZE };
     for (int i = 0; i < n; i++) {
-        rfs_pair_encode(pieces[i].offset, pieces[i].len, pairs + (size_t) i * RFS_PAIR_SIZE);
-        iov[i + 1] = (struct iovec) { (void *) pieces[i].data, pieces[i].len };
+        rfs_pair_encode(pieces[i].offset, pieces[i].len, r->pairs + (size_t) i * RFS_PAIR_SIZE);
+        r->iov[i + 1] = (struct iovec) { (void *) pieces[i].data, pieces[i].len };
         req.length += pieces[i].len;
     }
     struct rfs_inflight sent;
     struct rfs_rep rep;
     uint64_t none;
-    rc = rfs_send(&r->client, RFS_OP_LWRITE, &req, iov, n + 1, &sent);
+    int rc = rfs_send(&r->client, RFS_OP_LWRITE, &req, r->iov, n + 1, &sent);
+    if (rc == -ENOMEM)
+        return write_each(ctx, pieces, n);
     if (rc == 0)
         rc = rfs_recv(&r->client, &sent, NULL, 0, &rep, &none);
     if (rc == 0 && rep.value != req.length)
         rc = -EIO;              /* the server wrote less than asked */
-  out:
-    free(iov);
-    free(pairs);
     return sink_errno(rc);
 }
 

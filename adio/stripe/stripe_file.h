@@ -173,10 +173,11 @@ int stripe_iov_io(struct stripe_file *f, enum stripe_method method,
  * save little (the kernel's block layer merges adjacent small requests
  * itself); and large runs are a large read or write each, merged or not,
  * so that merging them only makes the first participant wait for the
- * last (issue 21's interleaved segments of 64 KiB and more). A server nobody has data on hears nothing of the round. Every
- * participant calls stripe_coll_io the same number of times with the
- * same `call`. The sends follow the decentralised schedule: object
- * (rank + j) mod n at step j. *moved as for stripe_io.
+ * last (issue 21's interleaved segments of 64 KiB and more). A server
+ * nobody has data on hears nothing of the round. Every participant calls
+ * stripe_coll_io the same number of times with the same `call`. The sends
+ * follow the decentralised schedule: object (rank + j) mod n at step j.
+ * *moved as for stripe_io.
  */
 #define STRIPE_COLL_MERGE_FROM (256u << 10)
 #define STRIPE_COLL_MERGE_RUNS_BELOW (64u << 10)

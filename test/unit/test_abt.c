@@ -101,17 +101,21 @@ static int batches, batched_pieces;
 
 /* The pieces of one call must not overlap (the engine promises it): they
  * are written last first, so a batch that relied on their order would
- * leave the wrong bytes in the file. Only the drain thread calls it. */
+ * leave the wrong bytes in the file. The delay is once per call, as a
+ * round trip is. Only the drain thread calls it. */
 static int pieces_pwrite(void *ctx, const struct abt_piece *p, int n)
 {
+    struct faulty *t = ctx;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++)
             if (p[i].offset < p[j].offset + p[j].len && p[j].offset < p[i].offset + p[i].len)
                 return -EINVAL;
     batches++;
     batched_pieces += n;
+    struct timespec ts = { 0, t->delay_us * 1000 };
+    nanosleep(&ts, NULL);
     for (int i = n - 1; i >= 0; i--) {
-        int rc = faulty_pwrite(ctx, p[i].data, p[i].len, p[i].offset);
+        int rc = t->inner.ops->pwrite(t->inner.ctx, p[i].data, p[i].len, p[i].offset);
         if (rc)
             return rc;
     }

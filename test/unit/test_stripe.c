@@ -25,9 +25,15 @@ static struct test_server ts[NSERVERS];
 static struct stripe_servers sv;
 static const struct rfs_connect_opts tcp_10s = { .net.timeout_ms = 10000 };
 
+/* The disk-directed merge's bounds of the collective tests (0: every
+ * round merged on the servers, whatever its bytes and runs); each test
+ * starts from 0, whatever a failed one left. */
+static uint64_t coll_merge_from, coll_merge_runs_below;
+
 static int setup(void **state)
 {
     (void) state;
+    coll_merge_from = coll_merge_runs_below = 0;
     sv.n = NSERVERS;
     for (int i = 0; i < NSERVERS; i++) {
         test_server_start(&ts[i]);
@@ -552,8 +558,6 @@ struct participant {
 };
 
 static uint64_t coll_group;
-static uint64_t coll_merge_from;    /* 0: every round merged on the servers */
-static uint64_t coll_merge_runs_below;  /* 0: whatever the runs */
 
 /* The participants' agreement (MPI_Allreduce in the driver), by threads. */
 static pthread_barrier_t agree_barrier;
@@ -769,7 +773,6 @@ static void test_collective_runs_bound(void **state)
     memset(r, 0, sizeof r);
     coll_merge_runs_below = STRIPE_COLL_MERGE_RUNS_BELOW;
     coll_run(r, 30, 0, 0, 0, NULL);
-    coll_merge_runs_below = 0;
     coll_stats(&s0);
     assert_int_equal(s0.calls - s1.calls, NSERVERS);
     for (int i = 0; i < COLL_PARTS; i++) {
