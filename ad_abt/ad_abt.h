@@ -44,6 +44,7 @@ typedef struct ADIOI_ABT_File {
     int locks_held;             /* SetLock locks held: writes go through */
     int defer_close;
     int coll_write;             /* abt_coll_write: enum ADIOI_ABT_Coll_path */
+    int rdwr_through;           /* read-write, abt_buffer_rdwr=disable: writes go through */
     int background;             /* the sink drains on abt's thread */
     int print_stats;
     char *stage_dir;
@@ -62,6 +63,7 @@ typedef struct ADIOI_ABT_Hints {
     int defer_close;
     int stats;
     int coll_write;
+    int buffer_rdwr;
     char stage_dir[MPI_MAX_INFO_VAL + 1];   /* none: no staging */
 } ADIOI_ABT_Hints;
 
@@ -73,6 +75,7 @@ int ADIOI_ABT_Resolve_inner(const char *name, int *type, ADIOI_Fns **ops, const 
 void ADIOI_ABT_Sync_shadow(ADIO_File fd);
 int ADIOI_ABT_Hand_over(ADIO_File fd, const char *myname);
 int ADIOI_ABT_Buffering(ADIO_File fd);
+void ADIOI_ABT_Report_visibility(ADIO_File fd);
 int ADIOI_ABT_Error(int rc, const char *myname, const char *filename);
 ADIO_Offset ADIOI_ABT_Extent(ADIO_File fd, int count, MPI_Datatype datatype, int file_ptr_type,
                              ADIO_Offset offset, ADIO_Offset *start);
@@ -93,7 +96,8 @@ int ADIOI_ABT_Open_sink(ADIO_File fd, struct abt_sink *sink);
 /* ad_abt_hints.c: the abt_* hints of fd->info (MPI_SUCCESS or
  * MPI_ERR_INFO_VALUE), then what they configure */
 int ADIOI_ABT_Get_hints(ADIO_File fd, ADIOI_ABT_Hints *h, const char *myname);
-void ADIOI_ABT_Configure(const ADIOI_ABT_Hints *h, struct abt_config *cfg, ADIOI_ABT_File *a);
+void ADIOI_ABT_Configure(ADIO_File fd, const ADIOI_ABT_Hints *h, struct abt_config *cfg,
+                         ADIOI_ABT_File *a);
 /* ad_abt_close.c */
 void ADIOI_ABT_Finish_deferred(const char *name);
 

@@ -123,12 +123,32 @@ void ADIOI_ABT_Sync_shadow(ADIO_File fd)
     s->shared_fp_fd = NULL;
 }
 
-/* Writes are buffered unless the file is atomic or a lock is held (the
- * data must be in the file before the lock is released). */
+/*
+ * Writes are buffered unless the file is atomic, a lock is held (the data
+ * must be in the file before the lock is released), or the file is open
+ * read-write without abt_buffer_rdwr=enable. A file that is read back is
+ * one whose libraries expect a write to be in the file when its call
+ * returns, as file systems give, and order processes by that and a
+ * barrier, which abt cannot see: HDF5 writes a dataset's fill values from
+ * one process, calls MPI_Barrier, and then every process writes its data
+ * over them (H5Dcontig.c); a fill still buffered would land over the data.
+ * MPI promises no more without sync (sync, barrier, sync), which is what
+ * abt_buffer_rdwr=enable relies on.
+ */
 int ADIOI_ABT_Buffering(ADIO_File fd)
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
-    return a->engine != NULL && !fd->atomicity && a->locks_held == 0;
+    return a->engine != NULL && !fd->atomicity && a->locks_held == 0 && !a->rdwr_through;
+}
+
+/* romio_visibility_immediate: is a write in the file when its call
+ * returns (atomic mode, or a read-write file written through)? Before
+ * Open (fs_ptr NULL) atomic mode alone decides. */
+void ADIOI_ABT_Report_visibility(ADIO_File fd)
+{
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    int immediate = fd->atomicity || (a && a->rdwr_through);
+    ADIOI_Info_set(fd->info, "romio_visibility_immediate", immediate ? "true" : "false");
 }
 
 /* A negative errno of the engine (possibly of a write drained long ago)

@@ -58,8 +58,7 @@ void ADIOI_ABT_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *er
         return;
     if (flag == ADIO_FCNTL_SET_ATOMICITY) {
         fd->atomicity = fcntl_struct->atomicity ? 1 : 0;
-        ADIOI_Info_set(fd->info, "romio_visibility_immediate",
-                       fd->atomicity ? "true" : "false");
+        ADIOI_ABT_Report_visibility(fd);
     }
     ADIOI_ABT_Sync_shadow(fd);
     a->inner->fns->ADIOI_xxx_Fcntl(a->inner, flag, fcntl_struct, error_code);

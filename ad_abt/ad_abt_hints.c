@@ -37,6 +37,8 @@ static const struct adio_hint abt_hints[] = {
       .dflt = "disable", AT_OPEN(stats) },
     { .name = "abt_coll_write", .kind = ADIO_HINT_WORD, .words = coll_paths, .dflt = "auto",
       AT_OPEN(coll_write) },
+    { .name = "abt_buffer_rdwr", .kind = ADIO_HINT_WORD, .words = adio_hint_switch,
+      .dflt = "disable", AT_OPEN(buffer_rdwr) },
 };
 
 #define ABT_HINTS (sizeof abt_hints / sizeof abt_hints[0])
@@ -73,8 +75,7 @@ void ADIOI_ABT_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
     /* every process opens the file: close waits for every process's drain,
      * and collective calls order every process's buffered writes */
     fd->hints->deferred_open = 0;
-    /* buffered writes reach the file later (atomic mode writes through) */
-    ADIOI_Info_set(fd->info, "romio_visibility_immediate", fd->atomicity ? "true" : "false");
+    ADIOI_ABT_Report_visibility(fd);
 }
 
 int ADIOI_ABT_Get_hints(ADIO_File fd, ADIOI_ABT_Hints *h, const char *myname)
@@ -82,9 +83,12 @@ int ADIOI_ABT_Get_hints(ADIO_File fd, ADIOI_ABT_Hints *h, const char *myname)
     return adio_hints_decode(fd->info, abt_hints, ABT_HINTS, 0, h, myname);
 }
 
-/* The engine's configuration, and a's settings, from the hints. */
-void ADIOI_ABT_Configure(const ADIOI_ABT_Hints *h, struct abt_config *cfg, ADIOI_ABT_File *a)
+/* The engine's configuration, and a's settings, from the hints and the
+ * access mode. */
+void ADIOI_ABT_Configure(ADIO_File fd, const ADIOI_ABT_Hints *h, struct abt_config *cfg,
+                         ADIOI_ABT_File *a)
 {
+    a->rdwr_through = (fd->access_mode & ADIO_RDWR) && !h->buffer_rdwr;
     a->stage_dir = strcmp(h->stage_dir, "none") != 0 ? strdup(h->stage_dir) : NULL;
     a->defer_close = h->defer_close;
     a->coll_write = h->coll_write;

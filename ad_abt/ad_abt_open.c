@@ -33,7 +33,7 @@ static int start_engine(ADIO_File fd, ADIOI_ABT_File *a, const ADIOI_ABT_Hints *
 {
     struct abt_config cfg;
     struct abt_sink sink;
-    ADIOI_ABT_Configure(h, &cfg, a);
+    ADIOI_ABT_Configure(fd, h, &cfg, a);
     int rc = ADIOI_ABT_Open_sink(fd, &sink);
     if (rc != 0)
         return rc;
@@ -83,4 +83,5 @@ void ADIOI_ABT_Open(ADIO_File fd, int *error_code)
         return;
     }
     ADIOI_ABT_Register(fd);     /* reads and writes of other handles follow its writes */
+    ADIOI_ABT_Report_visibility(fd);
 }

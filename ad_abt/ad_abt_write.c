@@ -224,7 +224,8 @@ static int view_runs_large(ADIO_File fd)
 
 /*
  * This process's choice of path for a collective write, unless the
- * abt_coll_write hint names one: through when that was measured faster;
+ * abt_coll_write hint names one: through in a read-write file written
+ * through (ADIOI_ABT_Buffering), or when that was measured faster;
  * else its own runs, copied straight into its own buffers, when they are
  * large enough and a thread drains them (the application thread would
  * drain them one by one through the inner driver); else the exchange.
@@ -238,6 +239,8 @@ static int coll_path_vote(ADIO_File fd)
     if (a->coll_write != ADIOI_ABT_COLL_AUTO)
         return a->coll_write == ADIOI_ABT_OWN_RUNS && !own_runs_ok ? ADIOI_ABT_EXCHANGE
                                                                    : a->coll_write;
+    if (a->rdwr_through)
+        return ADIOI_ABT_THROUGH;
     int buffered = own_runs_ok && a->background && view_runs_large(fd) ? ADIOI_ABT_OWN_RUNS
                                                                        : ADIOI_ABT_EXCHANGE;
     return vote_through(a, buffered) ? ADIOI_ABT_THROUGH : buffered;
@@ -258,14 +261,26 @@ static void write_coll_inner(ADIO_File fd, const void *buf, int count, MPI_Datat
     ADIOI_COMPAT_WROTE(fd);
 }
 
+/* A buffered collective write in a file opened read-write (with
+ * abt_buffer_rdwr=enable): every process's share lands before any process
+ * returns (HDF5 reads, at once and without sync, what others wrote
+ * collectively), and all agree on failure. */
+static int land_before_return(ADIO_File fd, int err, const char *myname)
+{
+    if (err == MPI_SUCCESS)
+        err = ADIOI_ABT_Drain(fd, myname);
+    return ADIOI_ABT_Agree(fd->comm, err, myname);
+}
+
 /* Collective: the writes of every process that the call's accesses meet
  * land first (ad_abt_order.c); then the call's own writes are buffered
  * (each process its own runs, or through the exchange), or all processes
  * write through the inner driver (coll_path_vote). Buffered in a
- * write-only file (periodic output); in a file opened read-write they
- * land before the call returns: HDF5 reads back, independently and without
- * sync, what other processes wrote collectively (its parallel filtered
- * writes read each chunk filled at the dataset's creation). */
+ * write-only file (periodic output); in a file opened read-write every
+ * process's land before any returns: HDF5 reads back, independently and
+ * without sync, what other processes wrote collectively (its parallel
+ * filtered writes read each chunk filled at the dataset's creation; its
+ * irregular selections, testphdf5's ccontw). */
 void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                 ADIO_Status *status, int *error_code)
@@ -292,8 +307,8 @@ void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
     else
         ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                    error_code);
-    if (*error_code == MPI_SUCCESS && !through && (fd->access_mode & ADIO_RDWR))
-        *error_code = ADIOI_ABT_Drain(fd, myname);
+    if (!through && (fd->access_mode & ADIO_RDWR) && !a->rdwr_through)
+        *error_code = land_before_return(fd, *error_code, myname);
     double dt = abt_now() - t0;
     abt_phase_end(a->engine);
     MPI_Count size;

@@ -34,6 +34,7 @@ static MPI_Info hints(const char *memory, const char *buffer, const char *extra_
     MPI_Info_set(info, "abt_max_memory", memory);
     MPI_Info_set(info, "abt_buffer_size", buffer);
     MPI_Info_set(info, "abt_stage_dir", stage_dir);
+    MPI_Info_set(info, "abt_buffer_rdwr", "enable");     /* the files are read-write */
     if (extra_key)
         MPI_Info_set(info, extra_key, extra_value);
     return info;
@@ -259,12 +260,13 @@ static void test_hint_values(void)
         { "abt_defer_close", "maybe" }, { "abt_buffer_size", "100" },
         { "abt_buffer_size", "big" }, { "abt_phase_gap", "-1" },
         { "abt_compute_interval", "soon" }, { "abt_coll_write", "fast" },
+        { "abt_buffer_rdwr", "yes" },
     };
     static const struct hint_pair defaults[] = {
         { "abt_buffer_size", "4194304" }, { "abt_max_memory", "67108864" },
         { "abt_defer_close", "disable" }, { "abt_compute_interval", "0" },
         { "abt_output_size", "0" }, { "abt_phase_gap", "0.05" }, { "abt_stats", "disable" },
-        { "abt_coll_write", "auto" },
+        { "abt_coll_write", "auto" }, { "abt_buffer_rdwr", "disable" },
     };
     if (strstr(prefix, "rfs:"))
         open_refused(name, "rfs_timeout", "soon");
@@ -272,6 +274,8 @@ static void test_hint_values(void)
         open_refused(name, "rdma_io_method", "fast");
     MPI_File fh = open_checking_hints(name, HINT_PAIRS(invalid), HINT_PAIRS(defaults));
     info_expect(fh, "abt_stage_dir", tmp && *tmp ? tmp : "/tmp");
+    /* read-write without abt_buffer_rdwr: every write lands before it returns */
+    info_expect(fh, "romio_visibility_immediate", "true");
     set_info_refused(fh, "abt_buffer_size", "100", "4194304");
     set_info_refused(fh, "abt_stats", "on", "disable");
     set_info_expect(fh, "abt_buffer_size", "65536", "4194304");    /* in effect: the open's */

@@ -28,8 +28,12 @@ int main(int argc, char **argv)
     unsigned char *mine = malloc(BLOCK), *got = malloc(BLOCK);
     CHECK(mine && got, "out of memory");
 
-    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR,
-                            MPI_INFO_NULL, &fh));
+    /* buffered, as a read-write file is only with abt_buffer_rdwr=enable */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "abt_buffer_rdwr", "enable");
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPI_Info_free(&info);
     for (int round = 0; round < ROUNDS; round++) {
         MPI_Offset base = (MPI_Offset)round * nprocs * BLOCK;
         for (MPI_Offset i = 0; i < BLOCK; i++)

@@ -147,11 +147,12 @@ static void test_pnetcdf_sequence(void)
      * goes independently, each process its share; the data (interleaved) by
      * two-phase, through one aggregator */
     MPI_Info_set(info, "cb_nodes", "1");
+    /* the order of buffered writes: read-write files buffer only with this */
+    MPI_Info_set(info, "abt_buffer_rdwr", "enable");
     MPI_File coll, self;
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, fname("order"), MPI_MODE_CREATE | MPI_MODE_RDWR,
                             info, &coll));
-    CHECK_MPI(MPI_File_open(MPI_COMM_SELF, fname("order"), MPI_MODE_RDWR, MPI_INFO_NULL,
-                            &self));
+    CHECK_MPI(MPI_File_open(MPI_COMM_SELF, fname("order"), MPI_MODE_RDWR, info, &self));
     if (rank == 0) {
         unsigned char header[HEADER];
         memset(header, 0, HEADER);
