@@ -46,6 +46,11 @@ static MPI_File open_file(const char *prefix)
     MPI_Info_create(&info);
     if (is_coll()) {
         MPI_Info_set(info, "rdma_coll", "disk_directed");
+        /* every round behind a COLL that makes the servers wait for all its
+         * participants, whatever its runs: the contiguous shares here
+         * (large runs) would otherwise go as plain requests, which nobody
+         * waits for (docs/rdma.md) */
+        MPI_Info_set(info, "rdma_coll_cache", "enable");
         MPI_Info_set(info, "rdma_timeout", timeout);
         MPI_Info_set(info, "striping_unit", "65536");
     } else {
