@@ -276,8 +276,9 @@ static int land_before_return(ADIO_File fd, int err, const char *myname)
  * land first (ad_abt_order.c); then the call's own writes are buffered
  * (each process its own runs, or through the exchange), or all processes
  * write through the inner driver (coll_path_vote). Buffered in a
- * write-only file (periodic output); in a file opened read-write every
- * process's land before any returns: HDF5 reads back, independently and
+ * write-only file (periodic output); in a file opened read-write (buffered
+ * only with abt_buffer_rdwr=enable) every process's land before any
+ * returns: HDF5 reads back, independently and
  * without sync, what other processes wrote collectively (its parallel
  * filtered writes read each chunk filled at the dataset's creation; its
  * irregular selections, testphdf5's ccontw). */

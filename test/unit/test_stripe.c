@@ -30,6 +30,15 @@ static const struct rfs_connect_opts tcp_10s = { .net.timeout_ms = 10000 };
  * starts from 0, whatever a failed one left. */
 static uint64_t coll_merge_from, coll_merge_runs_below;
 
+/* The tests where several threads open one file: valgrind stops every
+ * thread while one waits for the creation lock. */
+static void skip_under_valgrind(void)
+{
+    if (getenv("UNIT_UNDER_VALGRIND"))
+        skip_because("valgrind stops every thread while one waits in F_OFD_SETLKW "
+                     "(the creation lock)");
+}
+
 static int setup(void **state)
 {
     (void) state;
@@ -518,8 +527,7 @@ static void test_concurrent_create(void **state)
     /* valgrind 3.19 holds its lock while a thread blocks in F_OFD_SETLKW
      * (a server thread here), so the whole process stops, deaf even to
      * SIGTERM */
-    if (getenv("UNIT_UNDER_VALGRIND"))
-        skip_because("valgrind stops every thread while one waits in F_OFD_SETLKW");
+    skip_under_valgrind();
     for (int i = 0; i < 5; i++)
         assert_int_equal(pthread_create(&c[i].thread, NULL, create_same_file, &c[i]), 0);
     for (int i = 0; i < 5; i++) {
@@ -654,9 +662,7 @@ static void test_collective_rounds(void **state)
     (void) state;
     static struct participant w[COLL_PARTS], r[COLL_PARTS];
     struct rfs_coll_stats s0, s1, s2;
-    if (getenv("UNIT_UNDER_VALGRIND"))
-        skip_because("valgrind stops every thread while one waits in F_OFD_SETLKW "
-                     "(the creation lock)");
+    skip_under_valgrind();
     coll_group = 0x1234;
     for (int i = 0; i < COLL_PARTS; i++)
         for (int k = 0; k < 2; k++)
@@ -705,9 +711,7 @@ static void test_collective_read_on_one_server(void **state)
     static const uint64_t all[COLL_PARTS] = { 300, 300, 300, 300 };
     static const uint64_t odd[COLL_PARTS] = { 0, 300, 0, 300 };
     struct rfs_coll_stats s0, s1;
-    if (getenv("UNIT_UNDER_VALGRIND"))
-        skip_because("valgrind stops every thread while one waits in F_OFD_SETLKW "
-                     "(the creation lock)");
+    skip_under_valgrind();
     coll_group = 0x2121;
     for (int i = 0; i < COLL_PARTS; i++)
         fill_random(w[i].data[0], 300, (unsigned) (100 + i));
@@ -753,9 +757,7 @@ static void test_collective_runs_bound(void **state)
     (void) state;
     static struct participant w[COLL_PARTS], r[COLL_PARTS];
     struct rfs_coll_stats s0, s1;
-    if (getenv("UNIT_UNDER_VALGRIND"))
-        skip_because("valgrind stops every thread while one waits in F_OFD_SETLKW "
-                     "(the creation lock)");
+    skip_under_valgrind();
     coll_group = 0x2323;
     for (int i = 0; i < COLL_PARTS; i++)
         fill_random(w[i].data[0], sizeof w[i].data[0], (unsigned) (200 + i));
