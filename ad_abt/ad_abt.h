@@ -44,7 +44,8 @@ typedef struct ADIOI_ABT_File {
     int locks_held;             /* SetLock locks held: writes go through */
     int defer_close;
     int coll_write;             /* abt_coll_write: enum ADIOI_ABT_Coll_path */
-    int rdwr_through;           /* read-write, abt_buffer_rdwr=disable: writes go through */
+    int buffer_rdwr;            /* abt_buffer_rdwr=enable: read-write files are buffered */
+    int visibility_reported;    /* romio_visibility_immediate as last reported; -1: not yet */
     int background;             /* the sink drains on abt's thread */
     int print_stats;
     char *stage_dir;
@@ -74,6 +75,7 @@ enum { ADIOI_ABT_THIS = 1, ADIOI_ABT_OTHERS = 2, ADIOI_ABT_ALL_HANDLES = 3 };
 int ADIOI_ABT_Resolve_inner(const char *name, int *type, ADIOI_Fns **ops, const char **inner);
 void ADIOI_ABT_Sync_shadow(ADIO_File fd);
 int ADIOI_ABT_Hand_over(ADIO_File fd, const char *myname);
+int ADIOI_ABT_Rdwr_through(ADIO_File fd);
 int ADIOI_ABT_Buffering(ADIO_File fd);
 void ADIOI_ABT_Report_visibility(ADIO_File fd);
 int ADIOI_ABT_Error(int rc, const char *myname, const char *filename);

@@ -121,6 +121,7 @@ void ADIOI_ABT_Sync_shadow(ADIO_File fd)
     s->file_system = own.file_system;
     s->fs_ptr = own.fs_ptr;
     s->shared_fp_fd = NULL;
+    ADIOI_ABT_Report_visibility(fd);
 }
 
 /*
@@ -138,16 +139,33 @@ void ADIOI_ABT_Sync_shadow(ADIO_File fd)
 int ADIOI_ABT_Buffering(ADIO_File fd)
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
-    return a->engine != NULL && !fd->atomicity && a->locks_held == 0 && !a->rdwr_through;
+    return a->engine != NULL && !fd->atomicity && a->locks_held == 0 &&
+           !ADIOI_ABT_Rdwr_through(fd);
+}
+
+/* Opened read-write by the user, without abt_buffer_rdwr=enable. Not to be
+ * asked inside Open: ROMIO opens a write-only file read-write when its
+ * driver does data-sieving writes, and gives fd the user's mode back after
+ * Open returns (ADIOI_GEN_OpenColl). */
+int ADIOI_ABT_Rdwr_through(ADIO_File fd)
+{
+    ADIOI_ABT_File *a = fd->fs_ptr;
+    return (fd->access_mode & ADIO_RDWR) && !a->buffer_rdwr;
 }
 
 /* romio_visibility_immediate: is a write in the file when its call
  * returns (atomic mode, or a read-write file written through)? Before
- * Open (fs_ptr NULL) atomic mode alone decides. */
+ * Open (fs_ptr NULL) atomic mode alone decides; after it, the first
+ * Sync_shadow (MPI_File_open asks for a feature of the open file) reports
+ * with the user's access mode. */
 void ADIOI_ABT_Report_visibility(ADIO_File fd)
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
-    int immediate = fd->atomicity || (a && a->rdwr_through);
+    int immediate = fd->atomicity || (a && ADIOI_ABT_Rdwr_through(fd));
+    if (a && a->visibility_reported == immediate)
+        return;
+    if (a)
+        a->visibility_reported = immediate;
     ADIOI_Info_set(fd->info, "romio_visibility_immediate", immediate ? "true" : "false");
 }
 

@@ -88,7 +88,7 @@ int ADIOI_ABT_Get_hints(ADIO_File fd, ADIOI_ABT_Hints *h, const char *myname)
 void ADIOI_ABT_Configure(ADIO_File fd, const ADIOI_ABT_Hints *h, struct abt_config *cfg,
                          ADIOI_ABT_File *a)
 {
-    a->rdwr_through = (fd->access_mode & ADIO_RDWR) && !h->buffer_rdwr;
+    a->buffer_rdwr = h->buffer_rdwr;
     a->stage_dir = strcmp(h->stage_dir, "none") != 0 ? strdup(h->stage_dir) : NULL;
     a->defer_close = h->defer_close;
     a->coll_write = h->coll_write;

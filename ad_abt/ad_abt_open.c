@@ -82,6 +82,6 @@ void ADIOI_ABT_Open(ADIO_File fd, int *error_code)
         fd->fs_ptr = NULL;
         return;
     }
+    a->visibility_reported = -1;    /* by the first Sync_shadow, with the user's mode */
     ADIOI_ABT_Register(fd);     /* reads and writes of other handles follow its writes */
-    ADIOI_ABT_Report_visibility(fd);
 }

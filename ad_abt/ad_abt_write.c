@@ -239,7 +239,7 @@ static int coll_path_vote(ADIO_File fd)
     if (a->coll_write != ADIOI_ABT_COLL_AUTO)
         return a->coll_write == ADIOI_ABT_OWN_RUNS && !own_runs_ok ? ADIOI_ABT_EXCHANGE
                                                                    : a->coll_write;
-    if (a->rdwr_through)
+    if (ADIOI_ABT_Rdwr_through(fd))
         return ADIOI_ABT_THROUGH;
     int buffered = own_runs_ok && a->background && view_runs_large(fd) ? ADIOI_ABT_OWN_RUNS
                                                                        : ADIOI_ABT_EXCHANGE;
@@ -308,7 +308,7 @@ void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
     else
         ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                    error_code);
-    if (!through && (fd->access_mode & ADIO_RDWR) && !a->rdwr_through)
+    if (!through && (fd->access_mode & ADIO_RDWR) && a->buffer_rdwr)
         *error_code = land_before_return(fd, *error_code, myname);
     double dt = abt_now() - t0;
     abt_phase_end(a->engine);

@@ -5,7 +5,8 @@
  *
  * NAME_PREFIX is prepended to the test files' names (abt:rfs:h:p:/dir/,
  * abt:ufs:/dir/). Every check is on data: read-after-write before any
- * sync, sizes with writes in flight, a memory cap smaller than one write,
+ * sync, a write-only file buffered without asking, sizes with writes in
+ * flight, a memory cap smaller than one write,
  * staging to STAGE_DIR (which may be full), collective writes through a
  * subarray view, deferred close, set_size/preallocate with data in
  * flight, the shared file pointer, delete; hints as MPI_File_get_info
@@ -107,6 +108,22 @@ static void test_read_after_write(void)
     info_expect(fh, "romio_visibility_immediate", "true");
     CHECK_MPI(MPI_File_close(&fh));
     MPI_Info_free(&info);
+}
+
+/* A write-only file is buffered without asking: ROMIO opens it read-write
+ * inside Open (for data-sieving writes), and abt must judge by the user's
+ * mode, not that one. */
+static void test_write_only(void)
+{
+    MPI_File fh = open_file("wronly", MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL);
+    info_expect(fh, "romio_visibility_immediate", "false");
+    write_blocks(fh, 3);
+    info_expect(fh, "romio_visibility_immediate", "false");
+    CHECK_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    fh = open_file("wronly", MPI_MODE_RDONLY, MPI_INFO_NULL);
+    check_all_blocks(fh, 3);
+    CHECK_MPI(MPI_File_close(&fh));
 }
 
 /* 64 KiB of buffers for an 8 MiB write, with and without a stage dir. */
@@ -295,7 +312,7 @@ static void test_delete(void)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
-        const char *bases[] = { "raw", "small", "staged", "coll", "deferred", "resize", "shared" };
+        const char *bases[] = { "raw", "wronly", "small", "staged", "coll", "deferred", "resize", "shared" };
         for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++)
             CHECK_MPI(MPI_File_delete(fname(bases[i]), MPI_INFO_NULL));
         MPI_File fh;
@@ -317,6 +334,7 @@ int main(int argc, char **argv)
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
     test_read_after_write();
     test_hint_values();
+    test_write_only();
     test_small_memory("small", "none");
     test_small_memory("staged", stage_dir);
     test_collective_view();

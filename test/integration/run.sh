@@ -201,6 +201,7 @@ run_case "rfs_errors" 120 $mpiexec -n 1 "$work/bin/rfs_errors" 127.0.0.1 "$main_
 # file is open: the program says when its data is synced; we kill, restart
 # (the old process may hold the port an instant longer: retry) and say so.
 hs=$work/restart-handshake
+rm -rf "$hs"     # a rerun in the same WORK: an old "synced" would kill rfsd at once
 mkdir -p "$hs"
 start_rfsd "$work/restart-root" "$work" restart || exit 1
 restart_port=$RFSD_PORT
