@@ -128,7 +128,13 @@ static void append(struct abt_engine *e, struct abt_rec *r)
         e->lo = r->offset < e->lo ? r->offset : e->lo;
         e->hi = r->offset + r->len > e->hi ? r->offset + r->len : e->hi;
     }
-    pthread_cond_signal(&drainer.work);
+    /* Inside a write call the thread is woken by a full buffer, or by the
+     * call's end (abt_phase_end) or wait: a view of 512-byte runs is
+     * thousands of records, and a wake-up for each costs the writer a
+     * futex call and the lock's hand-over to a thread with nothing to
+     * send yet. */
+    if (e->phases.depth == 0 || r->buf == NULL || r->buf->used == e->pool.buffer_size)
+        pthread_cond_signal(&drainer.work);
 }
 
 /* Drops the head record (drained or discarded). */
@@ -370,6 +376,7 @@ static void detach(struct abt_engine *e)
 {
     pthread_mutex_lock(&drainer.life);
     pthread_mutex_lock(&drainer.mu);
+    pthread_cond_signal(&drainer.work);     /* append may have left it asleep */
     while (e->head || e->head_busy)
         pthread_cond_wait(&e->progress, &drainer.mu);
     struct abt_engine **p = &drainer.engines;
@@ -444,6 +451,7 @@ int abt_engine_create(struct abt_engine **ep, const struct abt_config *cfg, stru
 static void wait_progress(struct abt_engine *e)
 {
     double t0 = abt_now();
+    pthread_cond_signal(&drainer.work);     /* append may have left it asleep */
     if (e->threaded)
         pthread_cond_wait(&e->progress, &drainer.mu);
     else if (e->head)
@@ -544,13 +552,16 @@ static uint64_t buffer_piece(struct abt_engine *e, uint64_t offset, const void *
     uint8_t *dst = b->data + b->used;
     b->used += n;
     b->pending++;
-    unlock(e);
-    double t0 = abt_now();
-    memcpy(dst, buf, n);
-    double dt = abt_now() - t0;
-    lock(e);
-    if (n >= ABT_RATE_MIN_BYTES)
+    if (n >= ABT_RATE_MIN_BYTES) {  /* timed, the lock let go meanwhile */
+        unlock(e);
+        double t0 = abt_now();
+        memcpy(dst, buf, n);
+        double dt = abt_now() - t0;
+        lock(e);
         abt_rate_observe(&e->bc, n, dt);
+    } else {
+        memcpy(dst, buf, n);
+    }
     struct abt_rec *t = e->tail;
     if (t && t->buf == b && t->data + t->len == dst && t->offset + t->len == offset &&
         !(e->head_busy && t == e->busy_last)) {   /* the tail is in the batch */

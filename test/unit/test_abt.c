@@ -241,6 +241,42 @@ static void test_batched_drain(void **state)
     assert_true(st.sink_writes < st.writes / 2);
 }
 
+/* Inside a write call the drain thread is not woken record by record:
+ * runs into a buffer that does not fill reach the sink after the call
+ * (abt_phase_end), in one batch. A first write, drained, leaves the
+ * thread asleep, so that only a wake-up could start it. */
+static void test_drain_after_call(void **state)
+{
+    struct fixture *f = *state;
+    struct abt_config cfg = config(1 << 20, 8 << 20, NULL);
+    struct abt_engine *e;
+    uint8_t run[512];
+    assert_int_equal(abt_engine_create(&e, &cfg, sink_with(&pieces_ops, f->path, -1, 0)), 0);
+    for (uint64_t i = 0; i <= 256; i++) {
+        if (i == 1)
+            abt_phase_begin(e);
+        fill_random(run, sizeof run, (unsigned) i);
+        assert_int_equal(abt_write(e, i * 1024, run, sizeof run), 0);
+        memcpy(f->expect + i * 1024, run, sizeof run);
+        if (i == 0) {
+            assert_int_equal(abt_flush(e), 0);
+            batches = batched_pieces = 0;
+        }
+    }
+    f->end = 256 * 1024 + sizeof run;
+    struct timespec ts = { 0, 50 * 1000 * 1000 };
+    nanosleep(&ts, NULL);
+    struct abt_stats st;
+    abt_get_stats(e, &st);
+    assert_int_equal(st.sink_writes, 1);     /* the first write's */
+    abt_phase_end(e);
+    assert_int_equal(abt_flush(e), 0);
+    abt_engine_destroy(e);
+    check_file(f);
+    assert_int_equal(batches, 1);
+    assert_int_equal(batched_pieces, 256);
+}
+
 /* A pool of four 32 KiB buffers, a sink slower than the writer and a cache
  * file: data is staged (a fast sink left it to the scheduler's luck). */
 static void test_foreground_staging(void **state)
@@ -545,6 +581,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_random_writes_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batched_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drain_after_call, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreground_staging, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cap_smaller_than_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zero_memory, setup, teardown),
