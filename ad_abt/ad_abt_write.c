@@ -179,8 +179,12 @@ static int remeasure(unsigned n)
  * Yes when this process measured it at least as fast as that: where the
  * inner driver drains as fast as abt can copy, the copy (and the exchange)
  * are all buffering adds. Before through has been measured the drain's
- * rate stands for it, with a margin: a wrong try costs one write at the
- * inner driver's pace.
+ * rate stands for it, with a margin, against the exchange: a wrong try
+ * costs one write at the inner driver's pace. Not against own runs, a
+ * local copy: the drain is one process's sink, alone and in the
+ * background, where through is every process's at once; on loopback it
+ * said 2-8 times through's rate and sent every periodic writer's second
+ * snapshot through.
  */
 static int vote_through(ADIOI_ABT_File *a, int path)
 {
@@ -192,7 +196,7 @@ static int vote_through(ADIOI_ABT_File *a, int path)
         return 0;
     if (through > 0)
         return through >= buffered;
-    return abt_drain_rate(a->engine) >= 2 * buffered;
+    return path == ADIOI_ABT_EXCHANGE && abt_drain_rate(a->engine) >= 2 * buffered;
 }
 
 /*
