@@ -62,17 +62,28 @@ static int queue_run(ADIO_File fd, int64_t off, const char *data, int64_t len,
     return rc ? ADIOI_ABT_Error(rc, myname, fd->filename) : MPI_SUCCESS;
 }
 
+/*
+ * A collective write's runs shorter than this on average (in the file
+ * view) buffer better through ROMIO's exchange, which merges them into
+ * the aggregators' large pieces: a run buffered by its own process is a
+ * record of the engine and, over rfs:, a 16-byte pair of a list write.
+ * Memory runs this long are copied into the buffers where they lie,
+ * without being packed first.
+ */
+#define ADIOI_ABT_MIN_OWN_RUN 256
+
 /* One move of a strided write (dtype_view_ops): the view's file runs of
- * data bytes [pos, pos + n), packed in `data`, each copied into the engine
- * (64-bit lengths), after what another handle of the file holds of their
- * span has landed. This driver's error codes are MPI error codes. */
-static int queue_runs(ADIO_File fd, const struct dtype *file, char *data, int64_t n,
-                      int64_t pos, int is_write, uint64_t *got)
+ * data bytes [pos, pos + n), lying in memory segments in order, copied
+ * into the engine piece by piece where a file run and a segment meet (64-
+ * bit lengths), after what another handle of the file holds of their span
+ * has landed. This driver's error codes are MPI error codes. */
+static int queue_segments(ADIO_File fd, const struct dtype *file, const struct iovec *mem,
+                          int nmem, int64_t n, int64_t pos, int is_write, uint64_t *got)
 {
     static char myname[] = "ADIOI_ABT_WRITESTRIDED";
     struct dtype_iter it;
     ADIO_Offset start, span;
-    int64_t off, len;
+    int64_t off = fd->disp + pos, len = n;
     (void) is_write;
     *got = 0;
     dtype_view_span(fd, file, pos, n, &start, &span);
@@ -80,18 +91,48 @@ static int queue_runs(ADIO_File fd, const struct dtype *file, char *data, int64_
                                     myname);
     if (err != MPI_SUCCESS)
         return err;
-    if (!file)
-        err = queue_run(fd, fd->disp + pos, data, n, myname);
-    else if (dtype_iter_init(&it, file, (pos + n) / file->size + 1, fd->disp, pos, pos + n) < 0)
-        err = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
-                                   MPI_ERR_ARG, "**io", "**io %s",
-                                   "the view's file offsets do not fit in 63 bits");
-    else
-        for (; err == MPI_SUCCESS && dtype_iter_next(&it, &off, &len); data += len)
-            err = queue_run(fd, off, data, len, myname);
+    if (file && dtype_iter_init(&it, file, (pos + n) / file->size + 1, fd->disp, pos, pos + n) < 0)
+        return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                    MPI_ERR_ARG, "**io", "**io %s",
+                                    "the view's file offsets do not fit in 63 bits");
+    int i = 0;
+    const char *data = mem[0].iov_base;
+    int64_t left = (int64_t) mem[0].iov_len;    /* of segment i */
+    while (err == MPI_SUCCESS && (file ? dtype_iter_next(&it, &off, &len) : len > 0)) {
+        while (err == MPI_SUCCESS && len > 0) {
+            while (left == 0 && ++i < nmem) {
+                data = mem[i].iov_base;
+                left = (int64_t) mem[i].iov_len;
+            }
+            if (left == 0)
+                return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,
+                                            __LINE__, MPI_ERR_INTERN, "**io", "**io %s",
+                                            "memory segments shorter than the data");
+            int64_t piece = len < left ? len : left;
+            err = queue_run(fd, off, data, piece, myname);
+            off += piece;
+            len -= piece;
+            data += piece;
+            left -= piece;
+        }
+    }
     if (err == MPI_SUCCESS)
         *got = (uint64_t) n;
     return err;
+}
+
+/* The same, the data packed (or contiguous in memory). */
+static int queue_runs(ADIO_File fd, const struct dtype *file, char *data, int64_t n,
+                      int64_t pos, int is_write, uint64_t *got)
+{
+    struct iovec mem = { .iov_base = data, .iov_len = (size_t) n };
+    return queue_segments(fd, file, &mem, 1, n, pos, is_write, got);
+}
+
+static int64_t own_runs_from(ADIO_File fd)
+{
+    (void) fd;
+    return ADIOI_ABT_MIN_OWN_RUN;
 }
 
 static int no_view_to_prepare(ADIO_File fd, const struct dtype *file)
@@ -107,7 +148,8 @@ static int mpi_error(ADIO_File fd, int err, int is_write)
 }
 
 static const struct dtype_view_ops abt_view_ops = {
-    .prepare = no_view_to_prepare, .move = queue_runs, .error = mpi_error
+    .prepare = no_view_to_prepare, .move = queue_runs, .error = mpi_error,
+    .move_segments = queue_segments, .segments_from = own_runs_from
 };
 
 /* Not buffering (atomic mode, a lock held): the inner driver's own strided
@@ -198,14 +240,6 @@ static int vote_through(ADIOI_ABT_File *a, int path)
         return through >= buffered;
     return path == ADIOI_ABT_EXCHANGE && abt_drain_rate(a->engine) >= 2 * buffered;
 }
-
-/*
- * A collective write's runs shorter than this on average (in the file
- * view) buffer better through ROMIO's exchange, which merges them into
- * the aggregators' large pieces: a run buffered by its own process is a
- * record of the engine and, over rfs:, a 16-byte pair of a list write.
- */
-#define ADIOI_ABT_MIN_OWN_RUN 256
 
 /* Are the view's runs (the filetype's, not counting the zero-length
  * pairs that mark its bounds) ADIOI_ABT_MIN_OWN_RUN bytes or more on

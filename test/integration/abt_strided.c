@@ -1,6 +1,6 @@
 /*
- * abt_strided PREFIX resized|large: independent noncontiguous writes over
- * abt:, checked byte by byte through a plain view after close. The driver
+ * abt_strided PREFIX resized|large|segments: independent noncontiguous
+ * writes over abt:, checked byte by byte through a plain view after close. The driver
  * before the fix sent them through ROMIO's ADIOI_GEN_WriteStrided_naive
  * (wrong over ufs: too, with romio_ds_write=disable):
  *   resized  a file view of MPI_INT resized to lb 4, extent 12 (MPICH's
@@ -10,6 +10,10 @@
  *            memory, then at an explicit offset from a strided memory type.
  *   large    one file run of the view over 2 GiB: naive asserted
  *            (req_len == (int) req_len).
+ *   segments memory in runs of 400 bytes, the view in runs of 300: long
+ *            enough that abt copies them where they lie instead of packing
+ *            them first, each piece cut where a file run and a memory run
+ *            meet.
  */
 #include "itest.h"
 
@@ -95,6 +99,41 @@ static void resized(const char *name)
     free(expect);
 }
 
+enum { MEM_RUN = 100, MEM_STRIDE = 120, FILE_RUN = 75, FILE_STRIDE = 100, MEM_RUNS = 300 };
+
+static void segments(const char *name)
+{
+    int nints = MEM_RUN * MEM_RUNS, file_runs = nints / FILE_RUN;
+    int len = file_runs * FILE_STRIDE * (int) sizeof(int);
+    unsigned char *expect = malloc(len);
+    int *mem = malloc(MEM_RUNS * MEM_STRIDE * sizeof(int));
+    CHECK(expect && mem, "out of memory");
+    pattern_fill(expect, len, 0, 4);
+    MPI_File fh = create(name, expect, len);
+
+    MPI_Datatype mtype, ftype;
+    MPI_Type_vector(MEM_RUNS, MEM_RUN, MEM_STRIDE, MPI_INT, &mtype);
+    MPI_Type_vector(file_runs, FILE_RUN, FILE_STRIDE, MPI_INT, &ftype);
+    MPI_Type_commit(&mtype);
+    MPI_Type_commit(&ftype);
+    for (int i = 0; i < MEM_RUNS * MEM_STRIDE; i++)
+        mem[i] = 2000000 + i;
+    CHECK_MPI(MPI_File_set_view(fh, 0, MPI_INT, ftype, "native", MPI_INFO_NULL));
+    CHECK_MPI(MPI_File_write_at(fh, 0, mem, 1, mtype, MPI_STATUS_IGNORE));
+    /* the k-th int of the data: from memory int (k / MEM_RUN) MEM_STRIDE + k % MEM_RUN
+     * to file int (k / FILE_RUN) FILE_STRIDE + k % FILE_RUN */
+    for (int k = 0; k < nints; k++)
+        memcpy(expect + sizeof(int) * (size_t) (k / FILE_RUN * FILE_STRIDE + k % FILE_RUN),
+               &mem[k / MEM_RUN * MEM_STRIDE + k % MEM_RUN], sizeof(int));
+    CHECK_MPI(MPI_File_close(&fh));
+    check_file(name, expect, 0, len);
+
+    MPI_Type_free(&mtype);
+    MPI_Type_free(&ftype);
+    free(mem);
+    free(expect);
+}
+
 /* A view of two runs, the first 2 GiB + 1 MiB long, 1 MiB apart. */
 enum { BIG_MIB = 2049, GAP_MIB = 1, SMALL_MIB = 1 };
 
@@ -141,11 +180,14 @@ int main(int argc, char **argv)
 {
     char name[4096];
     MPI_Init(&argc, &argv);
-    CHECK(argc == 3 && (!strcmp(argv[2], "resized") || !strcmp(argv[2], "large")),
-          "usage: abt_strided PREFIX resized|large");
+    CHECK(argc == 3 && (!strcmp(argv[2], "resized") || !strcmp(argv[2], "large") ||
+                        !strcmp(argv[2], "segments")),
+          "usage: abt_strided PREFIX resized|large|segments");
     snprintf(name, sizeof name, "%sstrided.%s", argv[1], argv[2]);
     if (!strcmp(argv[2], "resized"))
         resized(name);
+    else if (!strcmp(argv[2], "segments"))
+        segments(name);
     else
         large(name);
     printf(" No Errors\n");

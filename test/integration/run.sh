@@ -110,6 +110,8 @@ run_case "abt_strided.resized.ufs" 120 $mpiexec -n 1 "$work/bin/abt_strided" \
     "abt:ufs:$work/ufs-strided/" resized
 run_case "abt_strided.large.ufs" 300 $mpiexec -n 1 "$work/bin/abt_strided" \
     "abt:ufs:$work/ufs-strided/" large
+run_case "abt_strided.segments.rfs" 120 $mpiexec -n 1 "$work/bin/abt_strided" \
+    "abt:rfs:127.0.0.1:$main_port:/abt-strided/" segments
 run_case "abt_order.forced.np2" 120 env ROMIO_FSTYPE_FORCE=abt: $mpiexec -n 2 \
     "$work/bin/abt_order" "$work/force-order/"
 # The stage directory full: a 256 KiB tmpfs in a private mount namespace.
