@@ -50,6 +50,18 @@
  * pay the sink's fixed cost for each. */
 #define ABT_RATE_MIN_BYTES (64 << 10)
 
+/* A rate (the copy's, the drain's, the cache file's) learns only from
+ * moves of ABT_RATE_MIN_BYTES or more. Learning from the 512-byte stage
+ * writes of a view's runs, it could say the cache file was slower than a
+ * 5 MB/s drain, and phases waited for the drain instead of staging
+ * (bench-abt's short computation behind 20 MB/s: 22-560 MB/s visible
+ * from run to run, 560-820 since). */
+static void observe(struct abt_rate *rate, uint64_t bytes, double seconds)
+{
+    if (bytes >= ABT_RATE_MIN_BYTES)
+        abt_rate_observe(rate, bytes, seconds);
+}
+
 /* One sink call at most: ABT_SINK_MAX_PIECES records and a buffer's
  * worth of data. Only records under ABT_BATCH_RECORD_MAX join a batch: for
  * a larger one the round trip is small against the transfer, and a write
@@ -168,20 +180,27 @@ static void fail(struct abt_engine *e, int rc)
     pthread_cond_broadcast(&e->progress);
 }
 
-static int small_in_memory(const struct abt_rec *r)
+/* Can r join a batch after prev: small, where prev is (in memory, or in
+ * the cache file right after prev's bytes, to be read back with them:
+ * foreground staging puts a phase's records there one after another)? */
+static int joins_batch(const struct abt_rec *r, const struct abt_rec *prev)
 {
-    return r->buf && r->len < ABT_BATCH_RECORD_MAX;
+    if (r->len >= ABT_BATCH_RECORD_MAX || (r->buf == NULL) != (prev->buf == NULL))
+        return 0;
+    return r->buf || r->stage_at == prev->stage_at + prev->len;
 }
 
 /* Marks busy the records the drain writes in one sink call: the head and,
- * for a sink with pwrite_pieces and a small head in memory, the small
- * records in memory after it, each past the previous one's end in the
- * file, within the batch limits. Lock held. Returns their number;
- * *bytes, their data. */
+ * for a sink with pwrite_pieces and a small head, the small records after
+ * it that join it, each past the previous one's end in the file, within
+ * the batch limits (staged ones, the bounce buffer too). Lock held.
+ * Returns their number; *bytes, their data. */
 static int take_batch(struct abt_engine *e, uint64_t *bytes)
 {
     struct abt_rec *r = e->head;
-    int batching = e->batch && small_in_memory(r), n = 0;
+    int batching = e->batch && r->len < ABT_BATCH_RECORD_MAX, n = 0;
+    uint64_t most = r->buf || e->cfg.buffer_size > ABT_BATCH_BYTES ? ABT_BATCH_BYTES
+                                                                   : e->cfg.buffer_size;
     *bytes = 0;
     do {
         if (batching)
@@ -190,14 +209,15 @@ static int take_batch(struct abt_engine *e, uint64_t *bytes)
         *bytes += r->len;
         e->busy_last = r;
         r = r->next;
-    } while (batching && r && small_in_memory(r) && n < ABT_SINK_MAX_PIECES &&
-             r->len <= ABT_BATCH_BYTES - *bytes &&
+    } while (batching && r && joins_batch(r, e->busy_last) && n < ABT_SINK_MAX_PIECES &&
+             r->len <= most - *bytes &&
              r->offset >= e->busy_last->offset + e->busy_last->len);
     return n;
 }
 
-/* Writes the head record, or the batch from it, into the sink (a staged
- * head record read back first); lock held on entry and exit. */
+/* Writes the head record, or the batch from it, into the sink (staged
+ * records read back first, a batch's in one read); lock held on entry and
+ * exit. */
 static int write_head(struct abt_engine *e, int *records, uint64_t *bytes)
 {
     struct abt_rec *r = e->head;
@@ -207,8 +227,13 @@ static int write_head(struct abt_engine *e, int *records, uint64_t *bytes)
     int rc = 0;
     const void *data = r->data;
     if (r->buf == NULL) {
-        rc = abt_stage_read(&e->stage, r->stage_at, e->bounce, r->len);
+        rc = abt_stage_read(&e->stage, r->stage_at, e->bounce, *bytes);
         data = e->bounce;
+        uint64_t at = 0;
+        for (int i = 0; i < *records && *records > 1; i++) {
+            e->batch[i].data = e->bounce + at;
+            at += e->batch[i].len;
+        }
     }
     if (rc == 0)
         rc = *records > 1 ? e->sink.ops->pwrite_pieces(e->sink.ctx, e->batch, *records)
@@ -235,7 +260,7 @@ static void drain_head(struct abt_engine *e)
         return;
     }
     e->stats.bytes_drained += bytes;
-    abt_rate_observe(&e->bx, bytes, dt);
+    observe(&e->bx, bytes, dt);
     while (records-- > 0)
         pop_head(e);
     pthread_cond_broadcast(&e->progress);
@@ -280,7 +305,7 @@ static int stage_buffer(struct abt_engine *e, struct abt_buf *b)
         e->stage.failed = 1;
         return rc;
     }
-    abt_rate_observe(&e->bw, total, dt);
+    observe(&e->bw, total, dt);
     pos = at;
     for (struct abt_rec *r = e->head; r; r = r->next) {
         if (r->buf != b)
@@ -536,7 +561,7 @@ static uint64_t stage_foreground(struct abt_engine *e, uint64_t offset, const vo
     e->stage.records++;
     e->stats.bytes_staged_fg += n;
     e->phase_staged += n;
-    abt_rate_observe(&e->bw, n, abt_now() - t0);
+    observe(&e->bw, n, abt_now() - t0);
     append(e, r);
     return n;
 }
@@ -577,7 +602,7 @@ static uint64_t buffer_piece(struct abt_engine *e, uint64_t offset, const void *
         memcpy(dst, buf, n);
         double dt = abt_now() - t0;
         lock(e);
-        abt_rate_observe(&e->bc, n, dt);
+        observe(&e->bc, n, dt);
     } else {
         memcpy(dst, buf, n);
     }
@@ -614,13 +639,18 @@ static uint64_t write_through(struct abt_engine *e, uint64_t offset, const void 
         fail(e, rc);
         return 0;
     }
-    abt_rate_observe(&e->bx, len, dt);
+    observe(&e->bx, len, dt);
     e->stats.bytes_drained += len;
     e->stats.bytes_through += len;
     e->stats.sink_writes++;
     return len;
 }
 
+/* Copies into the buffers, or stages, or (e->through) writes through.
+ * A write the drain would batch is buffered even while the phase writes
+ * through, waiting for room: written through alone, each would cost the
+ * sink's per-call round trip (a view of 512-byte runs over rfs:, 4096 of
+ * them a call), where the drain sends thousands in one. */
 int abt_write(struct abt_engine *e, uint64_t offset, const void *buf, uint64_t len)
 {
     const uint8_t *src = buf;
@@ -629,8 +659,9 @@ int abt_write(struct abt_engine *e, uint64_t offset, const void *buf, uint64_t l
     e->phases.bytes += len;
     if (e->phases.depth > 0 && len >= ABT_RATE_MIN_BYTES && sink_as_fast_as_copy(e))
         e->through = 1;
+    int batched = e->batch && len < ABT_BATCH_RECORD_MAX;
     while (len > 0 && e->err == 0) {
-        uint64_t n = e->through ? 0 : buffer_piece(e, offset, src, len);
+        uint64_t n = e->through && !batched ? 0 : buffer_piece(e, offset, src, len);
         if (n == 0 && !e->through && (!staging_helps(e) || phase_staged_enough(e)))
             e->through = e->phases.depth > 0;
         if (n == 0 && !e->through)

@@ -241,6 +241,38 @@ static void test_batched_drain(void **state)
     assert_true(st.sink_writes < st.writes / 2);
 }
 
+/* A phase of 512-byte runs that fills a small pool and a slow batching
+ * sink: what is staged to the cache file drains in batches read back
+ * together, and once the phase writes through, the runs are still
+ * buffered (they wait for room) rather than written one a call. A few
+ * tens of sink calls for 600 runs; one per run if either were not so. */
+static void test_small_runs_batched(void **state)
+{
+    struct fixture *f = *state;
+    struct abt_config cfg = config(16 << 10, 32 << 10, f->stage);
+    struct abt_engine *e;
+    uint8_t run[512];
+    batches = batched_pieces = 0;
+    assert_int_equal(abt_engine_create(&e, &cfg, sink_with(&pieces_ops, f->path, -1, 2000)),
+                     0);
+    abt_phase_begin(e);
+    for (uint64_t i = 0; i < 600; i++) {
+        fill_random(run, sizeof run, (unsigned) i);
+        assert_int_equal(abt_write(e, i * 1024, run, sizeof run), 0);
+        memcpy(f->expect + i * 1024, run, sizeof run);
+    }
+    abt_phase_end(e);
+    f->end = 599 * 1024 + sizeof run;
+    assert_int_equal(abt_flush(e), 0);
+    struct abt_stats st;
+    abt_get_stats(e, &st);
+    abt_engine_destroy(e);
+    check_file(f);
+    assert_true(st.bytes_staged_fg > 0);
+    assert_int_equal(st.bytes_through, 0);
+    assert_true(st.sink_writes < 60);
+}
+
 /* Inside a write call the drain thread is not woken record by record:
  * runs into a buffer that does not fill reach the sink after the call
  * (abt_phase_end), in one batch. A first write, drained, leaves the
@@ -582,6 +614,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random_writes_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batched_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_after_call, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_small_runs_batched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreground_staging, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cap_smaller_than_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zero_memory, setup, teardown),
