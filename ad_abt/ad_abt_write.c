@@ -72,18 +72,55 @@ static int queue_run(ADIO_File fd, int64_t off, const char *data, int64_t len,
  */
 #define ADIOI_ABT_MIN_OWN_RUN 256
 
+/* The next data byte of a move: in segment seg[0], whose `left` bytes
+ * from `data` on are still to go; `more` segments follow it. */
+struct mem_cursor {
+    const struct iovec *seg;
+    int more;
+    const char *data;
+    int64_t left;
+};
+
+/* Queues the file run [off, off + len) from the cursor on, a piece for
+ * each memory segment it spans. */
+static int queue_file_run(ADIO_File fd, int64_t off, int64_t len, struct mem_cursor *c,
+                          const char *myname)
+{
+    int err = MPI_SUCCESS;
+    while (err == MPI_SUCCESS && len > 0) {
+        while (c->left == 0 && c->more > 0) {
+            c->seg++;
+            c->more--;
+            c->data = c->seg->iov_base;
+            c->left = (int64_t) c->seg->iov_len;
+        }
+        if (c->left == 0)
+            return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                        MPI_ERR_INTERN, "**io", "**io %s",
+                                        "memory segments shorter than the data");
+        int64_t piece = len < c->left ? len : c->left;
+        err = queue_run(fd, off, c->data, piece, myname);
+        off += piece;
+        len -= piece;
+        c->data += piece;
+        c->left -= piece;
+    }
+    return err;
+}
+
 /* One move of a strided write (dtype_view_ops): the view's file runs of
  * data bytes [pos, pos + n), lying in memory segments in order, copied
- * into the engine piece by piece where a file run and a segment meet (64-
- * bit lengths), after what another handle of the file holds of their span
- * has landed. This driver's error codes are MPI error codes. */
+ * into the engine where a file run and a segment meet (64-bit lengths),
+ * after what another handle of the file holds of their span has landed.
+ * This driver's error codes are MPI error codes. */
 static int queue_segments(ADIO_File fd, const struct dtype *file, const struct iovec *mem,
                           int nmem, int64_t n, int64_t pos, int is_write, uint64_t *got)
 {
     static char myname[] = "ADIOI_ABT_WRITESTRIDED";
     struct dtype_iter it;
+    struct mem_cursor c = { mem, nmem - 1, mem[0].iov_base, (int64_t) mem[0].iov_len };
     ADIO_Offset start, span;
-    int64_t off = fd->disp + pos, len = n;
+    int64_t off, len;
     (void) is_write;
     *got = 0;
     dtype_view_span(fd, file, pos, n, &start, &span);
@@ -91,31 +128,15 @@ static int queue_segments(ADIO_File fd, const struct dtype *file, const struct i
                                     myname);
     if (err != MPI_SUCCESS)
         return err;
-    if (file && dtype_iter_init(&it, file, (pos + n) / file->size + 1, fd->disp, pos, pos + n) < 0)
-        return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
-                                    MPI_ERR_ARG, "**io", "**io %s",
-                                    "the view's file offsets do not fit in 63 bits");
-    int i = 0;
-    const char *data = mem[0].iov_base;
-    int64_t left = (int64_t) mem[0].iov_len;    /* of segment i */
-    while (err == MPI_SUCCESS && (file ? dtype_iter_next(&it, &off, &len) : len > 0)) {
-        while (err == MPI_SUCCESS && len > 0) {
-            while (left == 0 && ++i < nmem) {
-                data = mem[i].iov_base;
-                left = (int64_t) mem[i].iov_len;
-            }
-            if (left == 0)
-                return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,
-                                            __LINE__, MPI_ERR_INTERN, "**io", "**io %s",
-                                            "memory segments shorter than the data");
-            int64_t piece = len < left ? len : left;
-            err = queue_run(fd, off, data, piece, myname);
-            off += piece;
-            len -= piece;
-            data += piece;
-            left -= piece;
-        }
-    }
+    if (!file)
+        err = queue_file_run(fd, fd->disp + pos, n, &c, myname);
+    else if (dtype_iter_init(&it, file, (pos + n) / file->size + 1, fd->disp, pos, pos + n) < 0)
+        err = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                   MPI_ERR_ARG, "**io", "**io %s",
+                                   "the view's file offsets do not fit in 63 bits");
+    else
+        while (err == MPI_SUCCESS && dtype_iter_next(&it, &off, &len))
+            err = queue_file_run(fd, off, len, &c, myname);
     if (err == MPI_SUCCESS)
         *got = (uint64_t) n;
     return err;
