@@ -323,13 +323,18 @@ static int stage_buffer(struct abt_engine *e, struct abt_buf *b)
 
 /* Background staging: during computation, one buffer at a time while the
  * model says the next output would not fit (the paper spreads the staging
- * of x bytes over the computation phase, one buffer before each drain). */
+ * of x bytes over the computation phase, one buffer before each drain).
+ * Not within abt_phase_gap of the last write call, where the output phase
+ * may go on: IOR's writer, call after call, saw a fifth of its data staged
+ * between its calls, a copy out and back in that only competed with it. */
 static void maybe_stage(struct abt_engine *e)
 {
-    if (!e->have_stage || e->stage.failed || e->phases.depth > 0)
+    double now = abt_now();
+    if (!e->have_stage || e->stage.failed || e->phases.depth > 0 ||
+        now - e->phases.phase_end < e->phases.gap)
         return;
     double left = e->cfg.compute_interval > 0 ? e->cfg.compute_interval
-                                              : abt_phases_time_left(&e->phases, abt_now());
+                                              : abt_phases_time_left(&e->phases, now);
     uint64_t next = e->cfg.output_size ? e->cfg.output_size : e->phases.bytes;
     if (left < 0 || next == 0)
         return;
