@@ -179,6 +179,15 @@ static void check_file(const struct fixture *f)
     free(got);
 }
 
+/* Drains and destroys e, then checks the file; *st: the engine's last stats. */
+static void finish(struct abt_engine *e, const struct fixture *f, struct abt_stats *st)
+{
+    assert_int_equal(abt_flush(e), 0);
+    abt_get_stats(e, st);
+    abt_engine_destroy(e);
+    check_file(f);
+}
+
 /* delay_us: each write of the sink takes that long, so the pool fills. */
 static void run_random(struct fixture *f, struct abt_config cfg, long delay_us,
                        struct abt_stats *st)
@@ -231,11 +240,8 @@ static void test_batched_drain(void **state)
     assert_int_equal(abt_engine_create(&e, &cfg, sink_with(&pieces_ops, f->path, -1, 2000)),
                      0);
     strided_writes(e, f);
-    assert_int_equal(abt_flush(e), 0);
     struct abt_stats st;
-    abt_get_stats(e, &st);
-    abt_engine_destroy(e);
-    check_file(f);
+    finish(e, f, &st);
     assert_true(batches > 0);
     assert_true(batched_pieces > 2 * batches);
     assert_true(st.sink_writes < st.writes / 2);
@@ -263,11 +269,8 @@ static void test_small_runs_batched(void **state)
     }
     abt_phase_end(e);
     f->end = 599 * 1024 + sizeof run;
-    assert_int_equal(abt_flush(e), 0);
     struct abt_stats st;
-    abt_get_stats(e, &st);
-    abt_engine_destroy(e);
-    check_file(f);
+    finish(e, f, &st);
     assert_true(st.bytes_staged_fg > 0);
     assert_int_equal(st.bytes_through, 0);
     assert_true(st.sink_writes < 60);
@@ -465,11 +468,8 @@ static void test_background_staging(void **state)
     abt_phase_end(e);
     struct timespec ts = { 0, 50 * 1000 * 1000 };
     nanosleep(&ts, NULL);
-    assert_int_equal(abt_flush(e), 0);
     struct abt_stats st;
-    abt_get_stats(e, &st);
-    abt_engine_destroy(e);
-    check_file(f);
+    finish(e, f, &st);
     assert_true(st.bytes_staged_bg > 0);
 }
 
@@ -514,10 +514,7 @@ static void stage_phase(struct fixture *f, double compute_interval, struct abt_s
     abt_phase_begin(e);
     random_writes(e, f, 300, 8 << 10, 23);
     abt_phase_end(e);
-    assert_int_equal(abt_flush(e), 0);
-    abt_get_stats(e, st);
-    abt_engine_destroy(e);
-    check_file(f);
+    finish(e, f, st);
 }
 
 /* The same with a cache file that takes data faster than the slow sink and
