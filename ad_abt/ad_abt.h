@@ -98,8 +98,7 @@ int ADIOI_ABT_Open_sink(ADIO_File fd, struct abt_sink *sink);
 /* ad_abt_hints.c: the abt_* hints of fd->info (MPI_SUCCESS or
  * MPI_ERR_INFO_VALUE), then what they configure */
 int ADIOI_ABT_Get_hints(ADIO_File fd, ADIOI_ABT_Hints *h, const char *myname);
-void ADIOI_ABT_Configure(ADIO_File fd, const ADIOI_ABT_Hints *h, struct abt_config *cfg,
-                         ADIOI_ABT_File *a);
+void ADIOI_ABT_Configure(const ADIOI_ABT_Hints *h, struct abt_config *cfg, ADIOI_ABT_File *a);
 /* ad_abt_close.c */
 void ADIOI_ABT_Finish_deferred(const char *name);
 

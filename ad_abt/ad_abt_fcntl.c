@@ -56,10 +56,8 @@ void ADIOI_ABT_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *er
     if (flag == ADIO_FCNTL_SET_DISKSPACE && allocate_local(fd, fcntl_struct->diskspace,
                                                           error_code))
         return;
-    if (flag == ADIO_FCNTL_SET_ATOMICITY) {
-        fd->atomicity = fcntl_struct->atomicity ? 1 : 0;
-        ADIOI_ABT_Report_visibility(fd);
-    }
+    if (flag == ADIO_FCNTL_SET_ATOMICITY)
+        fd->atomicity = fcntl_struct->atomicity ? 1 : 0;   /* Sync_shadow reports it */
     ADIOI_ABT_Sync_shadow(fd);
     a->inner->fns->ADIOI_xxx_Fcntl(a->inner, flag, fcntl_struct, error_code);
 }

@@ -83,10 +83,8 @@ int ADIOI_ABT_Get_hints(ADIO_File fd, ADIOI_ABT_Hints *h, const char *myname)
     return adio_hints_decode(fd->info, abt_hints, ABT_HINTS, 0, h, myname);
 }
 
-/* The engine's configuration, and a's settings, from the hints and the
- * access mode. */
-void ADIOI_ABT_Configure(ADIO_File fd, const ADIOI_ABT_Hints *h, struct abt_config *cfg,
-                         ADIOI_ABT_File *a)
+/* The engine's configuration, and a's settings, from the hints. */
+void ADIOI_ABT_Configure(const ADIOI_ABT_Hints *h, struct abt_config *cfg, ADIOI_ABT_File *a)
 {
     a->buffer_rdwr = h->buffer_rdwr;
     a->stage_dir = strcmp(h->stage_dir, "none") != 0 ? strdup(h->stage_dir) : NULL;

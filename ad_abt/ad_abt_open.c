@@ -33,7 +33,7 @@ static int start_engine(ADIO_File fd, ADIOI_ABT_File *a, const ADIOI_ABT_Hints *
 {
     struct abt_config cfg;
     struct abt_sink sink;
-    ADIOI_ABT_Configure(fd, h, &cfg, a);
+    ADIOI_ABT_Configure(h, &cfg, a);
     int rc = ADIOI_ABT_Open_sink(fd, &sink);
     if (rc != 0)
         return rc;

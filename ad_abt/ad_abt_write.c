@@ -284,7 +284,7 @@ static int view_runs_large(ADIO_File fd)
 /*
  * This process's choice of path for a collective write, unless the
  * abt_coll_write hint names one: through in a read-write file written
- * through (ADIOI_ABT_Buffering), or when that was measured faster;
+ * through (ADIOI_ABT_Rdwr_through), or when that was measured faster;
  * else its own runs, copied straight into its own buffers, when they are
  * large enough and a thread drains them (the application thread would
  * drain them one by one through the inner driver); else the exchange.

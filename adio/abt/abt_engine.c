@@ -199,8 +199,9 @@ static int take_batch(struct abt_engine *e, uint64_t *bytes)
 {
     struct abt_rec *r = e->head;
     int batching = e->batch && r->len < ABT_BATCH_RECORD_MAX, n = 0;
-    uint64_t most = r->buf || e->cfg.buffer_size > ABT_BATCH_BYTES ? ABT_BATCH_BYTES
-                                                                   : e->cfg.buffer_size;
+    /* a staged batch is read back into the bounce buffer (buffer_size) */
+    uint64_t most = (r->buf || e->cfg.buffer_size > ABT_BATCH_BYTES) ? ABT_BATCH_BYTES
+                                                                     : e->cfg.buffer_size;
     *bytes = 0;
     do {
         if (batching)
