@@ -36,13 +36,15 @@ small="abt_max_memory=$(( share / 2 )) abt_buffer_size=$(( share / 8 )) abt_stag
 # one NAME FILE COMPUTE HINTS...: "visible_MBps total_s close_s compute_s staged_fg_MB
 # staged_bg_MB closed_MBps"
 # ($pattern: abt_bench's pattern flag, empty for the collective snapshot)
-pattern=""
+# ($stats: empty to leave out abt's statistics, printed to stderr at
+# close: pair() below counts the close, and the print is not abt's work)
+pattern="" stats=1
 one() {
     local file=$2 compute=$3
     shift 3
-    ROMIO_ABT_STATS=1 $PREFIX/bin/mpiexec $MPIEXEC_FLAGS -n "$np" "$work/abt_bench" $pattern \
+    env ${stats:+ROMIO_ABT_STATS=1} $PREFIX/bin/mpiexec $MPIEXEC_FLAGS -n "$np" "$work/abt_bench" $pattern \
         "$file" "$compute" "$snapshots" "$n" $coll "$@" > "$work/out" 2> "$work/err" \
-        || { tail -5 "$work/out" "$work/err" >&2; exit 1; }
+        || { tail -n 5 "$work/out" "$work/err" >&2; exit 1; }
     awk 'FNR == NR && $1 == "visible_MBps" { v = $2; t = $8; c = $6; k = $10; w = $14 }
          FNR != NR && /^abt stats:/ {
              for (i = 1; i <= NF; i++) {
@@ -124,7 +126,7 @@ echo "abt:X against X where X drains as fast as abt copies: $np processes, defau
      "median of $reps alternated runs"
 printf '%-22s %10s %10s %7s   %s\n' "pattern-X" "X MB/s" "abt:X MB/s" ratio "runs (X | abt:X)"
 {
-    snapshots=5 n=64 pattern=""
+    snapshots=5 n=64 pattern="" stats=""
     pair periodic-rfs "$fsrv" "$short" 1
     pair periodic-ufs "ufs:$work/ufs" "$short" 1
     snapshots=20
