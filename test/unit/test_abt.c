@@ -6,7 +6,7 @@
  * (and staged instead where the cache file is faster than the sink and a
  * computation is to come; before one, only the memory's worth); a writer
  * that never pauses written through once the sink is within a tenth of
- * the copy's rate;
+ * the copy's rate; writes merged into records of 1 MiB at most;
  * background staging during a computation phase; small records drained in
  * batches of pieces; the staging model; a failing sink
  * (the error is kept and returned, nothing hangs); a full cache file
@@ -510,6 +510,7 @@ struct mem_sink {
     uint8_t *data;
     uint64_t size;
     long delay_us;
+    uint64_t writes, longest;   /* sink calls, and the longest */
 };
 
 static int mem_pwrite(void *ctx, const void *buf, uint64_t len, uint64_t off)
@@ -521,6 +522,8 @@ static int mem_pwrite(void *ctx, const void *buf, uint64_t len, uint64_t off)
     while (abt_now() < until)
         ;                       /* a sleep here could last a timer tick */
     memcpy(m->data + off, buf, len);
+    m->writes++;
+    m->longest = len > m->longest ? len : m->longest;
     return 0;
 }
 
@@ -562,7 +565,7 @@ static void test_no_computation_through(void **state)
     (void) state;
     enum { MIB = 1 << 20, WRITES = 32 };
     uint8_t *src = malloc(MIB);
-    struct mem_sink *m = malloc(sizeof *m);
+    struct mem_sink *m = calloc(1, sizeof *m);
     m->size = (uint64_t) WRITES * MIB;
     m->data = malloc(m->size);
     memset(m->data, 0, m->size);    /* touched: the sink's copies fault no page in */
@@ -589,6 +592,41 @@ static void test_no_computation_through(void **state)
         fill_random(src, MIB, i + 1);
         assert_memory_equal(file + (size_t) i * MIB, src, MIB);
     }
+    free(file);
+    free(src);
+}
+
+/* 4 MiB of 64 KiB writes one after the other, in one 4 MiB buffer, in one
+ * phase (the drain, asleep after the first, waits for the buffer to fill): they merge into
+ * records, each a sink call, of 1 MiB at most, not one of 4 MiB (large
+ * writes to one file from several processes made the kernel spin on its
+ * lock). */
+static void test_records_merge_bounded(void **state)
+{
+    (void) state;
+    enum { MIB = 1 << 20, PIECE = 64 << 10 };
+    struct mem_sink *m = calloc(1, sizeof *m);
+    m->size = 4 * MIB;
+    m->data = calloc(1, m->size);
+    m->delay_us = 20000;        /* slow: buffering pays, nothing goes through */
+    uint8_t *file = m->data, *src = malloc(m->size);
+    fill_random(src, m->size, 5);
+    struct abt_config cfg = config(4 * MIB, 4 * MIB, NULL);
+    struct abt_engine *e;
+    assert_int_equal(abt_engine_create(&e, &cfg, (struct abt_sink) { &mem_ops, m }), 0);
+    assert_int_equal(abt_write(e, 0, src, PIECE), 0);
+    assert_int_equal(abt_flush(e), 0);      /* the thread asleep now */
+    m->writes = m->longest = 0;
+    abt_phase_begin(e);
+    for (uint64_t at = PIECE; at < m->size; at += PIECE)
+        assert_int_equal(abt_write(e, at, src + at, PIECE), 0);
+    abt_phase_end(e);
+    assert_int_equal(abt_flush(e), 0);
+    uint64_t writes = m->writes, longest = m->longest;
+    abt_engine_destroy(e);
+    assert_int_equal(longest, MIB);
+    assert_int_equal(writes, 4);            /* 16, 16, 16 and 15 of them */
+    assert_memory_equal(file, src, 4 * MIB);
     free(file);
     free(src);
 }
@@ -715,6 +753,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_staging_not_through, setup, teardown),
         cmocka_unit_test_setup_teardown(test_staging_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_computation_through, setup, teardown),
+        cmocka_unit_test(test_records_merge_bounded),
         cmocka_unit_test(test_model),
         cmocka_unit_test_setup_teardown(test_rfs_sink, setup, teardown),
     };
