@@ -14,8 +14,8 @@
  * records before it have drained (so the order of the writes holds). The
  * next phase buffers again. The same when the sink takes data at least as
  * fast as the application copies it into the buffers (both measured), or
- * a tenth as fast before any computation has been seen: buffering then
- * only adds work.
+ * a tenth as fast where no computation has been seen to overlap the
+ * drain: buffering then only adds work.
  *
  * Batches: where the sink writes several pieces in one call (rfs: one
  * list request, one round trip), the drain hands it the records from the
@@ -124,6 +124,7 @@ struct abt_engine {
     uint8_t *bounce;            /* staged records are read back into it */
     struct abt_phases phases;
     int through;                /* this phase writes through (above) */
+    int began_drained;          /* this phase found nothing queued */
     uint64_t phase_staged;      /* put in the cache file by this phase's writes */
     struct abt_rate bx, bw, bc; /* drain, cache file, copy into buffers */
     struct abt_stats stats;
@@ -528,6 +529,19 @@ static int computes(const struct abt_engine *e)
     return e->cfg.compute_interval > 0 || e->phases.interval >= 0;
 }
 
+/* Does the computation overlap the drain: the last one emptied the queue
+ * before this phase began, and was long enough to drain the last phase's
+ * output (which says so where that phase was written through)? A writer
+ * that only waits for slower ones between its outputs (IOR's processes at
+ * their snapshots' barriers) seems to compute, but its queue grows. */
+static int drain_overlapped(const struct abt_engine *e)
+{
+    if (e->cfg.compute_interval > 0)
+        return 1;
+    return e->phases.interval >= 0 && e->began_drained &&
+           e->phases.interval * e->bx.bytes_per_s >= (double) e->phases.last_bytes;
+}
+
 /* With nothing to overlap, a buffered byte costs its copy on top of its
  * drain, and where the drain shares the cores (loopback, a fast link) the
  * copy is then more than a tenth of the work unless it runs ten times as
@@ -536,12 +550,12 @@ static int computes(const struct abt_engine *e)
 #define ABT_COPY_OVER_DRAIN 10
 
 /* Does buffering only add work: the sink takes data at least as fast as
- * the buffers do, or, before any computation, at a tenth of their rate
- * (both measured)? */
+ * the buffers do, or, where no computation has overlapped the drain, at a
+ * tenth of their rate (both measured)? */
 static int buffering_adds_work(const struct abt_engine *e)
 {
     double bx = e->bx.bytes_per_s, bc = e->bc.bytes_per_s;
-    return bx > 0 && bc > 0 && bx * (computes(e) ? 1 : ABT_COPY_OVER_DRAIN) >= bc;
+    return bx > 0 && bc > 0 && bx * (drain_overlapped(e) ? 1 : ABT_COPY_OVER_DRAIN) >= bc;
 }
 
 /* Can the cache file take data faster than the drain? Not measured yet:
@@ -767,6 +781,7 @@ void abt_phase_begin(struct abt_engine *e)
     abt_phases_begin(&e->phases, abt_now());
     if (e->phases.phase_begin != begun) {
         e->through = 0;         /* a new output phase: buffering may help again */
+        e->began_drained = e->head == NULL;
         e->phase_staged = 0;
     }
     unlock(e);
