@@ -78,7 +78,7 @@ static void observe(struct abt_rate *rate, uint64_t bytes, double seconds)
  * 2 cores) collapse to 200-500 MB/s in a quarter of the runs, the time in
  * the kernel spinning on the file's lock (`rwsem_spin_on_owner`); plain
  * ufs: does the same with 4 MiB writes (3 runs of 12), with 1 MiB records
- * none of 28 runs did. */
+ * none of 44 runs did. */
 #define ABT_RECORD_MERGE_MAX (1u << 20)
 
 struct abt_rec {
