@@ -42,8 +42,9 @@ pattern="" stats=1
 one() {
     local file=$2 compute=$3
     shift 3
-    env ${stats:+ROMIO_ABT_STATS=1} $PREFIX/bin/mpiexec $MPIEXEC_FLAGS -n "$np" "$work/abt_bench" $pattern \
-        "$file" "$compute" "$snapshots" "$n" $coll "$@" > "$work/out" 2> "$work/err" \
+    env ${stats:+ROMIO_ABT_STATS=1} $PREFIX/bin/mpiexec $MPIEXEC_FLAGS -n "$np" \
+        "$work/abt_bench" $pattern "$file" "$compute" "$snapshots" "$n" $coll "$@" \
+        > "$work/out" 2> "$work/err" \
         || { tail -n 5 "$work/out" "$work/err" >&2; exit 1; }
     awk 'FNR == NR && $1 == "visible_MBps" { v = $2; t = $8; c = $6; k = $10; w = $14 }
          FNR != NR && /^abt stats:/ {

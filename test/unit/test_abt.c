@@ -543,6 +543,28 @@ static void mem_close(void *ctx)
 
 static const struct abt_sink_ops mem_ops = { "memory", 1, mem_pwrite, NULL, mem_close };
 
+/* A memory sink of size bytes, touched so that its copies fault no page
+ * in; the caller frees its data after the engine has closed it. */
+static struct mem_sink *mem_sink_new(uint64_t size)
+{
+    struct mem_sink *m = calloc(1, sizeof *m);
+    m->size = size;
+    m->data = malloc(size);
+    memset(m->data, 0, size);
+    return m;
+}
+
+/* size bytes of test data, made before the writes so that the writer is
+ * as fast as its copies: seed i + 1 for the i-th MiB. */
+static uint8_t *mib_data(uint64_t size)
+{
+    uint8_t *src = malloc(size);
+    for (uint64_t at = 0; at < size; at += 1 << 20)
+        fill_random(src + at, size - at < (1 << 20) ? size - at : 1 << 20,
+                    (unsigned) (at >> 20) + 1);
+    return src;
+}
+
 /* Microseconds to copy len bytes between pages already touched, as the
  * engine copies into the buffers it allocates here (the process's earlier
  * tests leave malloc reusing touched memory): the median of five tries. A
@@ -569,28 +591,23 @@ static long copy_us(uint8_t *dst, const uint8_t *src, uint64_t len)
 /* A writer that never pauses (IOR's pattern: 1 MiB calls back to back, no
  * computation seen) to a sink 3-6 times slower than the copy: once both
  * rates are measured the rest of the phase goes through, since buffering
- * would only add the copy to the drain's work. The rule before (through only where the sink is as fast
- * as the copy) buffered all of it. */
+ * would only add the copy to the drain's work. The rule before (through
+ * only where the sink is as fast as the copy) buffered all of it. */
 static void test_no_computation_through(void **state)
 {
     (void) state;
     enum { MIB = 1 << 20, WRITES = 32 };
-    uint8_t *src = malloc(MIB);
-    struct mem_sink *m = calloc(1, sizeof *m);
-    m->size = (uint64_t) WRITES * MIB;
-    m->data = malloc(m->size);
-    memset(m->data, 0, m->size);    /* touched: the sink's copies fault no page in */
+    uint8_t *src = mib_data((uint64_t) WRITES * MIB);
+    struct mem_sink *m = mem_sink_new((uint64_t) WRITES * MIB);
     uint8_t *file = m->data;
-    fill_random(src, MIB, 0);
     m->delay_us = 5 * copy_us(file, src, MIB);
     struct abt_config cfg = config(MIB, 64 * MIB, NULL);
     struct abt_engine *e;
     assert_int_equal(abt_engine_create(&e, &cfg, (struct abt_sink) { &mem_ops, m }), 0);
     abt_phase_begin(e);
-    for (unsigned i = 0; i < WRITES; i++) {
-        fill_random(src, MIB, i + 1);
-        assert_int_equal(abt_write(e, (uint64_t) i * MIB, src, MIB), 0);
-        if (i == 0)
+    for (uint64_t at = 0; at < (uint64_t) WRITES * MIB; at += MIB) {
+        assert_int_equal(abt_write(e, at, src + at, MIB), 0);
+        if (at == 0)
             assert_int_equal(abt_flush(e), 0);      /* the drain's rate measured */
     }
     abt_phase_end(e);
@@ -599,10 +616,7 @@ static void test_no_computation_through(void **state)
     abt_get_stats(e, &st);
     abt_engine_destroy(e);
     assert_int_equal(st.bytes_through, (uint64_t) (WRITES - 1) * MIB);
-    for (unsigned i = 0; i < WRITES; i++) {
-        fill_random(src, MIB, i + 1);
-        assert_memory_equal(file + (size_t) i * MIB, src, MIB);
-    }
+    assert_memory_equal(file, src, (size_t) WRITES * MIB);
     free(file);
     free(src);
 }
@@ -610,20 +624,16 @@ static void test_no_computation_through(void **state)
 /* A writer whose pauses do not drain what it buffered (IOR's processes
  * waiting at their snapshots' barriers; here the sink holds the drain
  * during the pauses): after a pause the next phase still finds the last
- * one queued, so that pause does not count as computation, and with the sink within a tenth of the copy's rate the
- * phase goes through. Before, any pause longer than abt_phase_gap did,
- * and a fast process buffered every snapshot. */
+ * one queued, so that pause does not count as computation, and with the
+ * sink within a tenth of the copy's rate the phase goes through. Before,
+ * any pause longer than abt_phase_gap did, and a fast process buffered
+ * every snapshot. */
 static void test_pause_without_drain_through(void **state)
 {
     (void) state;
     enum { MIB = 1 << 20, BURST = 24, WRITES = 2 * BURST + 1 };
-    uint8_t *src = malloc((size_t) WRITES * MIB);      /* made first: the writer must be fast */
-    for (int i = 0; i < WRITES; i++)
-        fill_random(src + (size_t) i * MIB, MIB, (unsigned) i + 1);
-    struct mem_sink *m = calloc(1, sizeof *m);
-    m->size = (uint64_t) WRITES * MIB;
-    m->data = malloc(m->size);
-    memset(m->data, 0, m->size);
+    uint8_t *src = mib_data((uint64_t) WRITES * MIB);
+    struct mem_sink *m = mem_sink_new((uint64_t) WRITES * MIB);
     uint8_t *file = m->data;
     m->delay_us = 5 * copy_us(file, src, MIB);
     struct abt_config cfg = config(MIB, 64 * MIB, NULL);
@@ -657,20 +667,18 @@ static void test_pause_without_drain_through(void **state)
 }
 
 /* 4 MiB of 64 KiB writes one after the other, in one 4 MiB buffer, in one
- * phase (the drain, asleep after the first, waits for the buffer to fill): they merge into
- * records, each a sink call, of 1 MiB at most, not one of 4 MiB (large
- * writes to one file from several processes made the kernel spin on its
- * lock). */
+ * phase (the drain, asleep after the first, waits for the buffer to
+ * fill): they merge into records, each a sink call, of 1 MiB at most, not
+ * one of 4 MiB (large writes to one file from several processes made the
+ * kernel spin on its lock). */
 static void test_records_merge_bounded(void **state)
 {
     (void) state;
     enum { MIB = 1 << 20, PIECE = 64 << 10 };
-    struct mem_sink *m = calloc(1, sizeof *m);
-    m->size = 4 * MIB;
-    m->data = calloc(1, m->size);
+    uint8_t *src = mib_data(4 * MIB);
+    struct mem_sink *m = mem_sink_new(4 * MIB);
+    uint8_t *file = m->data;
     m->delay_us = 20000;        /* slow: buffering pays, nothing goes through */
-    uint8_t *file = m->data, *src = malloc(m->size);
-    fill_random(src, m->size, 5);
     struct abt_config cfg = config(4 * MIB, 4 * MIB, NULL);
     struct abt_engine *e;
     assert_int_equal(abt_engine_create(&e, &cfg, (struct abt_sink) { &mem_ops, m }), 0);
@@ -678,7 +686,7 @@ static void test_records_merge_bounded(void **state)
     assert_int_equal(abt_flush(e), 0);      /* the thread asleep now */
     m->writes = m->longest = 0;
     abt_phase_begin(e);
-    for (uint64_t at = PIECE; at < m->size; at += PIECE)
+    for (uint64_t at = PIECE; at < 4 * MIB; at += PIECE)
         assert_int_equal(abt_write(e, at, src + at, PIECE), 0);
     abt_phase_end(e);
     assert_int_equal(abt_flush(e), 0);
