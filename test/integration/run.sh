@@ -22,7 +22,7 @@ for t in rfs_clients rfsd_hostile; do
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
-    abt_order abt_coll_visible abt_strided abt_faults rdma_faults rfs_security rdma_subarray \
+    abt_order abt_coll_visible abt_wait abt_strided abt_faults rdma_faults rfs_security rdma_subarray \
     big_view; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
@@ -98,6 +98,11 @@ run_case "abt_coll_visible.rfs.np2" 120 $mpiexec -n 2 "$work/bin/abt_coll_visibl
     "abt:rfs:127.0.0.1:$main_port:/abt-visible/"
 run_case "abt_coll_visible.ufs.np2" 120 $mpiexec -n 2 "$work/bin/abt_coll_visible" \
     "abt:ufs:$work/ufs-visible/"
+# Processes that wait in abt:'s agreements leave the cores to the late one
+mkdir -p "$root/abt-wait" "$work/ufs-wait"
+run_case "abt_wait.rfs.np3" 60 $mpiexec -n 3 "$work/bin/abt_wait" \
+    "abt:rfs:127.0.0.1:$main_port:/abt-wait/"
+run_case "abt_wait.ufs.np3" 60 $mpiexec -n 3 "$work/bin/abt_wait" "abt:ufs:$work/ufs-wait/"
 # Independent noncontiguous writes (issue 17): a resized filetype's
 # placement, a file run over 2 GiB
 mkdir -p "$root/abt-strided" "$work/ufs-strided"

@@ -30,7 +30,7 @@ why_info="Open MPI 4.1's MPI_File_get_info returns the info the application gave
 skip openmpi.hint_reports "rfs_contig, abt_basic, rdma_basic and rdma_subarray check no hint by get_info or set_info: $why_info; ROMIO's error messages are dropped by Open MPI's glue (mpio_err.c), so no message is checked"
 skip openmpi.rfs_hints "it checks the deferred open and close by what get_info reports: $why_info"
 
-for t in rfs_contig rfs_noncontig abt_basic abt_order rdma_subarray; do
+for t in rfs_contig rfs_noncontig abt_basic abt_order abt_wait rdma_subarray; do
     mpicc.openmpi -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" \
         "$itest/$t.c" || { echo "  FAIL build of $t"; FAILED=$((FAILED + 1)); }
 done
@@ -65,6 +65,8 @@ run_case "openmpi.abt_basic.ufs.np2" 300 $mpiexec -n 2 "$work/bin/abt_basic" \
 run_case "openmpi.abt_rfs_contig.np4" 120 $mpiexec -n 4 "$work/bin/rfs_contig" \
     "abt:$rfs/abt-contig/f" "$root"
 run_case "openmpi.abt_order.rfs.np2" 120 $mpiexec -n 2 "$work/bin/abt_order" "abt:$rfs/abt-order/"
+mkdir -p "$root/abt-wait"
+run_case "openmpi.abt_wait.rfs.np3" 60 $mpiexec -n 3 "$work/bin/abt_wait" "abt:$rfs/abt-wait/"
 
 echo "Open MPI: rdma: striped over 2 and 4 servers"
 for layout in "2 4096" "4 1000"; do
