@@ -105,6 +105,10 @@ pair() {
     local label=$1 x=$2 compute=$3 col=$4
     : > "$work/x"
     : > "$work/ax"
+    # unrecorded: the first run of a set writes into memory the VM has not
+    # used lately, at a fraction of the pace (docs/bench-lab.md)
+    one x "$x/$label.warm" "$compute" > /dev/null
+    rm -f "$work"/froot/* "$work"/ufs/*
     for r in $(seq 1 "$reps"); do
         one x "$x/$label.x" "$compute" | cut -d' ' -f"$col" >> "$work/x"
         rm -f "$work"/froot/* "$work"/ufs/*
