@@ -717,7 +717,8 @@ int abt_write(struct abt_engine *e, uint64_t offset, const void *buf, uint64_t l
         if (n == 0 && e->head == NULL)
             n = write_through(e, offset, src, len);
         if (n == 0) {
-            wait_progress(e);
+            if (e->err == 0)        /* a failed write through has nothing to wait for */
+                wait_progress(e);
             continue;
         }
         offset += n;

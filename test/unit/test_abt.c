@@ -429,6 +429,25 @@ static void test_failing_sink(void **state)
     abt_engine_destroy(e);
 }
 
+/* Written through (no memory for buffers), a failing sink call fails the
+ * write that made it and every later one, at once: the engine before the
+ * fix then waited for a drain that had nothing to do, for ever. */
+static void test_failing_sink_through(void **state)
+{
+    struct fixture *f = *state;
+    struct abt_config cfg = config(4 << 10, 0, NULL);
+    struct abt_engine *e;
+    assert_int_equal(abt_engine_create(&e, &cfg, faulty_sink(f->path, 2, 0)), 0);
+    uint8_t buf[3000];
+    memset(buf, 1, sizeof(buf));
+    assert_int_equal(abt_write(e, 0, buf, sizeof(buf)), 0);
+    assert_int_equal(abt_write(e, 5000, buf, sizeof(buf)), 0);
+    assert_int_equal(abt_write(e, 10000, buf, sizeof(buf)), -EIO);
+    assert_int_equal(abt_write(e, 15000, buf, sizeof(buf)), -EIO);
+    assert_int_equal(abt_flush(e), -EIO);
+    abt_engine_destroy(e);
+}
+
 /* The cache file cannot grow past RLIMIT_FSIZE (EFBIG, as a full disk
  * would give ENOSPC): staging stops and the data waits for memory. */
 static void test_stage_full(void **state)
@@ -815,6 +834,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failing_sink, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failing_sink_through, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stage_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_staging, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_through_phase, setup, teardown),
