@@ -4,7 +4,9 @@
  *   abt_faults NAME SERVER_PID
  *
  * NAME is an abt:rfs: file on a rate-limited rfsd (the drain takes
- * seconds). 32 MiB are written (buffered), the server is killed, and
+ * seconds). 32 MiB are written (buffered: abt_compute_interval says the
+ * program computes, so its first large write is not written through to
+ * measure the drain), the server is killed, and
  * MPI_File_sync and MPI_File_close must both report the loss as MPI_ERR_IO
  * (no hang: the runner's timeout; no silent success). A later write to
  * the broken file fails at once.
@@ -25,6 +27,7 @@ int main(int argc, char **argv)
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "abt_max_memory", "67108864");
+    MPI_Info_set(info, "abt_compute_interval", "1");
     MPI_File fh;
     CHECK_MPI(MPI_File_open(MPI_COMM_SELF, argv[1], MPI_MODE_CREATE | MPI_MODE_WRONLY, info,
                             &fh));

@@ -640,6 +640,42 @@ static void test_no_computation_through(void **state)
     free(src);
 }
 
+/* Before any rate is known and any computation seen, the first large
+ * write of a phase goes to the sink from the caller and measures the
+ * drain; a small one (its rate says nothing) is buffered, and so is the
+ * first large write of a writer that says it computes. */
+static void test_first_write_measures_drain(void **state)
+{
+    (void) state;
+    enum { MIB = 1 << 20, SMALL = 4 << 10 };
+    uint8_t *src = mib_data(2 * MIB);
+    for (int says_computes = 0; says_computes < 2; says_computes++) {
+        struct mem_sink *m = mem_sink_new(2 * MIB);
+        uint8_t *file = m->data;
+        struct abt_config cfg = config(MIB, 8 * MIB, NULL);
+        cfg.compute_interval = says_computes ? 1.0 : 0;
+        struct abt_engine *e;
+        assert_int_equal(abt_engine_create(&e, &cfg, (struct abt_sink) { &mem_ops, m }), 0);
+        abt_phase_begin(e);
+        assert_int_equal(abt_write(e, 0, src, SMALL), 0);
+        assert_int_equal(abt_flush(e), 0);
+        assert_true(abt_drain_rate(e) == 0);    /* too small to measure */
+        assert_int_equal(abt_write(e, MIB, src + MIB, MIB), 0);
+        struct abt_stats st;
+        abt_get_stats(e, &st);
+        assert_int_equal(st.bytes_through, says_computes ? 0 : MIB);
+        assert_int_equal(st.bytes_buffered, says_computes ? SMALL + MIB : SMALL);
+        assert_int_equal(abt_write(e, SMALL, src + SMALL, MIB - SMALL), 0);
+        abt_phase_end(e);
+        assert_int_equal(abt_flush(e), 0);
+        assert_true(abt_drain_rate(e) > 0);
+        abt_engine_destroy(e);
+        assert_memory_equal(file, src, 2 * MIB);
+        free(file);
+    }
+    free(src);
+}
+
 /* A writer whose pauses do not drain what it buffered (IOR's processes
  * waiting at their snapshots' barriers; here the sink holds the drain
  * during the pauses): after a pause the next phase still finds the last
@@ -841,6 +877,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_staging_not_through, setup, teardown),
         cmocka_unit_test_setup_teardown(test_staging_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_computation_through, setup, teardown),
+        cmocka_unit_test(test_first_write_measures_drain),
         cmocka_unit_test(test_pause_without_drain_through),
         cmocka_unit_test(test_records_merge_bounded),
         cmocka_unit_test(test_model),
