@@ -195,12 +195,13 @@ void ADIOI_ABT_Print_stats(const char *name, struct abt_engine *e)
             "abt stats: %s: %llu writes, %.1f MB buffered, %.1f MB staged in foreground, "
             "%.1f MB in background, %.1f MB drained in %llu writes at %.1f MB/s "
             "(%.1f MB written through), "
-            "peak memory %.1f MB, waited %.3f s%s\n", name, (unsigned long long) st.writes,
+            "peak memory %.1f MB, waited %.3f s, drain thread CPU %.3f s%s\n", name,
+            (unsigned long long) st.writes,
             mb * (double) st.bytes_buffered, mb * (double) st.bytes_staged_fg,
             mb * (double) st.bytes_staged_bg, mb * (double) st.bytes_drained,
             (unsigned long long) st.sink_writes,
             st.drain_seconds > 0 ? mb * (double) st.bytes_drained / st.drain_seconds : 0.0,
             mb * (double) st.bytes_through,
-            mb * (double) st.peak_memory, st.wait_seconds,
+            mb * (double) st.peak_memory, st.wait_seconds, st.background_cpu,
             st.stage_failed ? " (the cache file filled up: staging stopped)" : "");
 }

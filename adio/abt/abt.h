@@ -37,6 +37,7 @@ struct abt_stats {
     uint64_t bytes_through;     /* of them, by the application, unbuffered */
     uint64_t sink_writes;       /* sink write calls */
     double drain_seconds;       /* time inside sink writes */
+    double background_cpu;      /* CPU seconds of the drain thread's sink writes and staging */
     double wait_seconds;        /* application time spent waiting for space */
     uint64_t peak_memory;       /* bytes of buffers allocated at most */
     uint64_t buffer_size;       /* as configured (possibly clamped) */

@@ -263,11 +263,12 @@ static void drain_head(struct abt_engine *e)
 {
     int records;
     uint64_t bytes;
-    double t0 = abt_now();
+    double t0 = abt_now(), cpu0 = abt_thread_cpu();
     int rc = write_head(e, &records, &bytes);
     double dt = abt_now() - t0;
     e->stats.sink_writes++;
     e->stats.drain_seconds += dt;
+    e->stats.background_cpu += e->threaded ? abt_thread_cpu() - cpu0 : 0;
     if (rc != 0) {
         fail(e, rc);
         return;
@@ -302,7 +303,7 @@ static int stage_buffer(struct abt_engine *e, struct abt_buf *b)
     e->stage.end += total;
     e->stage.writers++;
     unlock(e);
-    double t0 = abt_now();
+    double t0 = abt_now(), cpu0 = abt_thread_cpu();
     int rc = 0;
     uint64_t pos = at;
     for (struct abt_rec *r = e->head; r && rc == 0; r = r->next) {
@@ -313,6 +314,7 @@ static int stage_buffer(struct abt_engine *e, struct abt_buf *b)
     }
     double dt = abt_now() - t0;
     lock(e);
+    e->stats.background_cpu += abt_thread_cpu() - cpu0;
     e->stage.writers--;
     if (rc != 0) {
         e->stage.failed = 1;

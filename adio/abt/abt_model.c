@@ -60,9 +60,19 @@ double abt_phases_time_left(const struct abt_phases *p, double now)
     return left > 0 ? left : 0;
 }
 
-double abt_now(void)
+static double clock_seconds(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+double abt_now(void)
+{
+    return clock_seconds(CLOCK_MONOTONIC);
+}
+
+double abt_thread_cpu(void)
+{
+    return clock_seconds(CLOCK_THREAD_CPUTIME_ID);
 }

@@ -39,5 +39,7 @@ void abt_phases_end(struct abt_phases *p, double now);
 double abt_phases_time_left(const struct abt_phases *p, double now);
 
 double abt_now(void);
+/* CPU seconds the calling thread has used. */
+double abt_thread_cpu(void);
 
 #endif /* ABT_MODEL_H_INCLUDED */

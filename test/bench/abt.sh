@@ -73,15 +73,25 @@ run() {
     echo "$label$cols"
 }
 
+# sweeps SECONDS: "@K", the Jacobi sweeps that take SECONDS here, measured
+# once: every run then does the same work, and the runs' computation times
+# differ by what ran beside them, not by their own calibration as well
+sweeps() {
+    $PREFIX/bin/mpiexec $MPIEXEC_FLAGS -n "$np" "$work/abt_bench" "testfs:$work/cal" "$1" 1 "$n" \
+        | awk '$1 == "visible_MBps" { print "@" $16 }'
+}
+long_k=$(sweeps "$long") short_k=$(sweeps "$short")
+
 echo "ABT on loopback: $np processes, $snapshots snapshots of $(( np * share / 1000000 )) MB," \
-     "rfsd link $link MB/s, median of $reps runs"
+     "rfsd link $link MB/s, median of $reps runs; computation $long s ($long_k sweeps) and" \
+     "$short s ($short_k)"
 {
-    run PEAK "testfs:$work/peak" "$long"
-    run PEAK-short "testfs:$work/peaks" "$short"
-    run rfs "${srv}/rfs" "$long"
-    run abt-large-long "abt:${srv}/all" "$long" $large
-    run abt-large-short "abt:${srv}/als" "$short" $large
-    run abt-small-long "abt:${srv}/asl" "$long" $small
+    run PEAK "testfs:$work/peak" "$long_k"
+    run PEAK-short "testfs:$work/peaks" "$short_k"
+    run rfs "${srv}/rfs" "$long_k"
+    run abt-large-long "abt:${srv}/all" "$long_k" $large
+    run abt-large-short "abt:${srv}/als" "$short_k" $large
+    run abt-small-long "abt:${srv}/asl" "$long_k" $small
 } > "$work/table"
 peak_v=$(awk '$1 == "PEAK" { print $2 }' "$work/table")
 peak_c=$(awk '$1 == "PEAK" { print $5 }' "$work/table")
@@ -132,10 +142,10 @@ echo "abt:X against X where X drains as fast as abt copies: $np processes, defau
 printf '%-22s %10s %10s %7s   %s\n' "pattern-X" "X MB/s" "abt:X MB/s" ratio "runs (X | abt:X)"
 {
     snapshots=5 n=64 pattern="" stats=""
-    pair periodic-rfs "$fsrv" "$short" 1
-    pair periodic-ufs "ufs:$work/ufs" "$short" 1
+    pair periodic-rfs "$fsrv" "$short_k" 1
+    pair periodic-ufs "ufs:$work/ufs" "$short_k" 1
     snapshots=20
-    pair periodic20-rfs "$fsrv" "$short" 1
+    pair periodic20-rfs "$fsrv" "$short_k" 1
     snapshots=6 n=128 pattern=-c
     pair contig-rfs "$fsrv" 0 7
     pair contig-ufs "ufs:$work/ufs" 0 7

@@ -419,21 +419,35 @@ bench_coll() {
 }
 
 # abt_once FILE COMPUTE_S SNAPSHOTS N [-c] HINTS...: "visible-MB/s compute-s
-# close-s closed-MB/s" of abt_bench, 4 ranks on client hosts 0 and 1
+# close-s closed-MB/s sweeps drain-cpu-s" of abt_bench, 4 ranks on client
+# hosts 0 and 1; drain-cpu-s, the CPU time of abt's drain threads (all
+# ranks), only with ABT_STATS set (the statistics are printed inside the
+# close, which some tables count)
 abt_once() {
     local file=$1 compute=$2 snaps=$3 n=$4 flag=""
     shift 4
     [ "${1:-}" != -c ] || { flag=-c; shift; }
-    "$LAB_MPIEXEC" -hosts "${clients[0]},${clients[1]}" -ppn 2 -n 4 "$work/abt_bench" $flag "$file" \
-        "$compute" "$snaps" "$n" cb_config_list='*:*' cb_nodes=4 "$@" > "$work/res" 2> "$work/err" \
+    env ${ABT_STATS:+ROMIO_ABT_STATS=1} "$LAB_MPIEXEC" -hosts "${clients[0]},${clients[1]}" \
+        -ppn 2 -n 4 "$work/abt_bench" $flag "$file" "$compute" "$snaps" "$n" \
+        cb_config_list='*:*' cb_nodes=4 "$@" > "$work/res" 2> "$work/err" \
         || { cat "$work/res" "$work/err" >&2; return 1; }
-    awk '$1 == "visible_MBps" { print $2, $10, $6, $14 }' "$work/res"
+    awk '$1 == "visible_MBps" { r = $2 " " $10 " " $6 " " $14 " " $16 }
+         /^abt stats:/ { for (i = 4; i <= NF; i++) if ($(i - 3) == "thread" && $(i - 2) == "CPU")
+                             cpu += $(i - 1) }
+         END { printf "%s %.3f\n", r, cpu }' "$work/res" "$work/err"
+}
+
+# slowdown CONFIG: the median over the passes of CONFIG's computation time
+# against PEAK's in the same pass, as a ratio
+slowdown() {
+    paste -d' ' <(cut -d' ' -f2 "$work/abt-$1") <(cut -d' ' -f2 "$work/abt-peak") \
+        | awk '{ print $1 / $2 }' | median
 }
 
 bench_abt() {
     local arate=${LAB_ABT_RATE:-160mbit} share=$((8 * 64 * 64 * 64)) lw r c cfg file pat args col
-    local abt_srv="rfs:${srv%%,*}:" large pv pk
-    local -A v k cl
+    local abt_srv="rfs:${srv%%,*}:" large pv sweeps
+    local -A v k cl dc
     large="abt_max_memory=$((2 * share)) abt_buffer_size=$((share / 4))"
     mkdir -p "$work/peak"
     # the paper's setting: the client hosts' interconnect fast (two-phase's
@@ -441,9 +455,14 @@ bench_abt() {
     rates none "${clients[0]}" "${clients[1]}"
     rates "$arate" "${servs[0]}"
     lw=$(printf '%.1f' "$(iperf3_mbs "${clients[0]}" "${servs[0]}")")
-    heading "abt:rfs: periodic output (bench-abt's writer: 4 ranks on client hosts 0 and 1, 5 snapshots of 8 MB, 1.0 s computation), rfsd on server host 0 behind a $arate link (iperf3 $lw MB/s), client hosts' links unshaped, medians of $reps alternated runs"
-    row "| config | visible MB/s | of PEAK | compute s | slowdown | final close s | goal |"
-    row "|---|---|---|---|---|---|---|"
+    # every run computes as many sweeps as 1.0 s took in this one (unrecorded:
+    # it also writes into memory the VM has not used lately, see below)
+    sweeps=$(logged "abt calibration" abt_once "ufs:$work/peak/cal" 1.0 1 64) || exit 1
+    sweeps=$(echo "$sweeps" | cut -d' ' -f5)
+    rm -f "$work"/peak/*
+    heading "abt:rfs: periodic output (bench-abt's writer: 4 ranks on client hosts 0 and 1, 5 snapshots of 8 MB, 1.0 s computation: $sweeps sweeps in every run), rfsd on server host 0 behind a $arate link (iperf3 $lw MB/s), client hosts' links unshaped, medians of $reps alternated runs"
+    row "| config | visible MB/s | of PEAK | compute s | slowdown | drain thread CPU | final close s | goal |"
+    row "|---|---|---|---|---|---|---|---|"
     for c in peak rfs abt; do : > "$work/abt-$c"; done
     for r in $(seq 1 "$reps"); do
         for c in peak rfs abt; do
@@ -453,29 +472,34 @@ bench_abt() {
                 abt) file="abt:$abt_srv/abt-abt$r" cfg=$large ;;
             esac
             # shellcheck disable=SC2086
-            logged "abt $arate $c" abt_once "$file" 1.0 5 64 $cfg >> "$work/abt-$c" || exit 1
+            ABT_STATS=1 logged "abt $arate $c" abt_once "$file" "@$sweeps" 5 64 $cfg \
+                >> "$work/abt-$c" || exit 1
             rm -f "$work"/peak/* "$work"/srv0-root/abt-*
         done
     done
     for c in peak rfs abt; do
-        read -r "v[$c]" "k[$c]" "cl[$c]" _ <<< "$(medians "$work/abt-$c")"
+        read -r "v[$c]" "k[$c]" "cl[$c]" _ _ "dc[$c]" <<< "$(medians "$work/abt-$c")"
     done
-    pv=${v[peak]} pk=${k[peak]}
+    pv=${v[peak]}
     for c in peak rfs abt; do
         case $c in
             peak) cfg="PEAK (ufs: on the client hosts' tmpfs)" ;;
             rfs) cfg="rfs: alone" ;;
             abt) cfg="abt:rfs:, buffers 4 MiB per rank (twice its share)" ;;
         esac
-        row "$(awk -v cfg="$cfg" -v v="${v[$c]}" -v k="${k[$c]}" -v cl="${cl[$c]}" -v pv="$pv" -v pk="$pk" \
+        row "$(awk -v cfg="$cfg" -v v="${v[$c]}" -v k="${k[$c]}" -v cl="${cl[$c]}" -v pv="$pv" \
+            -v slow="$(slowdown $c)" -v dc="${dc[$c]}" -v cores="$(nproc)" \
             -v goal="$([ $c = abt ] && echo '>= 95%, <= 3%' || echo -)" 'BEGIN {
-            printf "| %s | %.1f | %.0f%% | %.3f | %+.1f%% | %.3f | %s |", cfg, v, 100 * v / pv, k,
-                100 * (k / pk - 1), cl, goal }')"
+            printf "| %s | %.1f | %.0f%% | %.3f | %+.1f%% | %s | %.3f | %s |", cfg, v, 100 * v / pv, k,
+                100 * (slow - 1), (dc > 0 ? sprintf("%.3f s, %.2f%%", dc, 100 * dc / (5 * k * cores)) : "-"),
+                cl, goal }')"
     done
     row ""
     row "visible MB/s: snapshot bytes over the time inside MPI_File_write_all (slowest rank per call);"
-    row "compute s: the mean computation phase; slowdown: against PEAK's; final close: the drain of what"
-    row "abt still holds."
+    row "compute s: the mean computation phase; slowdown: against PEAK's in the same pass, the median"
+    row "over the passes; drain thread CPU: abt's drain threads' CPU time in a run (all ranks, from"
+    row "ROMIO_ABT_STATS) and its share of the cores' time in the computation phases, what abt can take"
+    row "from them; final close: the drain of what abt still holds."
 
     rates none "${servs[0]}"
     heading "abt:rfs: against rfs: over unshaped links (4 ranks on client hosts 0 and 1, rfsd on server host 0, default abt hints), medians of $reps alternated runs"
