@@ -28,6 +28,17 @@
 #define ADIOI_RDMA_PACK_MOST    (4u << 20)
 /* rdma_inflight: at most 1 GiB of a process's list I/O in flight */
 #define ADIOI_RDMA_INFLIGHT_MOST (1u << 30)
+/* rdma_tcp_rcvbuf: the receive buffer of each TCP connection to a server.
+ * The servers' replies to one read share the client's link, and with the
+ * kernel's autotuning each of them may have megabytes in flight toward it:
+ * 4 servers answering 4 client hosts at 500 Mbit/s overflowed the
+ * client links' queues (1400-6800 segments resent per server in a run
+ * of 5 passes)
+ * and read 0.91 of the links; with 256 KiB, nothing was dropped and they
+ * read 0.98 (docs/bench-lab.md), and loopback reads over 4 rfsd gained
+ * a little (3000 against 2770 MB/s). */
+#define ADIOI_RDMA_TCP_RCVBUF   262144
+#define ADIOI_RDMA_TCP_RCVBUF_MOST (1 << 30)
 
 /* rdma_io_method: the stripe methods, and ROMIO's data sieving. */
 #define ADIOI_RDMA_SIEVE STRIPE_METHODS
@@ -48,6 +59,7 @@ typedef struct ADIOI_RDMA_File {
     int verbs;                  /* the connections are verbs (else TCP or TLS) */
     int registration;           /* rdma_registration: NET_REG_* */
     uint32_t pack_max;          /* rdma_pack_threshold: below, verbs packs (0: its default) */
+    int tcp_rcvbuf;             /* rdma_tcp_rcvbuf: bytes, 0: the kernel's autotuning */
     int coll;                   /* rdma_coll: ADIOI_RDMA_COLL_* */
     int coll_keep;              /* rdma_coll_cache=enable: reads stay hot on the servers */
     int64_t segments_from;      /* rdma_memory_segments: the mean memory run sent as is */

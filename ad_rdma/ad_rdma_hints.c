@@ -75,6 +75,9 @@ static const struct adio_hint rdma_hints[] = {
     { .name = "rdma_pack_threshold", .kind = ADIO_HINT_COUNT, .min = 1,
       .max = ADIOI_RDMA_PACK_MOST, .dflt = "65536", .at_open = 1,
       .to = ADIO_HINT_TO(ADIOI_RDMA_File, pack_max) },
+    { .name = "rdma_tcp_rcvbuf", .kind = ADIO_HINT_COUNT, .min = 0,
+      .max = ADIOI_RDMA_TCP_RCVBUF_MOST, .dflt = ADIO_HINT_STR(ADIOI_RDMA_TCP_RCVBUF),
+      .at_open = 1, .to = ADIO_HINT_TO(ADIOI_RDMA_File, tcp_rcvbuf) },
 };
 
 #define RDMA_HINTS (sizeof rdma_hints / sizeof rdma_hints[0])

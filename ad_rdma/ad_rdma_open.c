@@ -72,6 +72,7 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
     rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, &a.connect);
     a.connect.net.registration = f->registration;
     a.connect.net.pack_max = f->pack_max;
+    a.connect.net.rcvbuf = f->tcp_rcvbuf;
     int rc = open_stripes(f, &a);
     f->sf.max_pairs = max_pairs;
     f->sf.max_inflight = max_inflight;

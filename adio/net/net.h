@@ -27,6 +27,9 @@ struct net_opts {
     uint32_t pack_max;          /* net_verbs_transport: a rendezvous below this many bytes is
                                  * packed/unpacked through the staging buffer; 0: the
                                  * default (64 KiB), at most 4 MiB; RFS_VERBS_PACK overrides */
+    int rcvbuf;                 /* net_tcp_transport (and TLS over it): the socket's receive
+                                 * buffer (SO_RCVBUF), which bounds what the peer has in
+                                 * flight toward this end; 0: the kernel's autotuning */
 };
 
 struct net_transport {

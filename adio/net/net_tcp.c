@@ -108,7 +108,14 @@ static int tcp_connect(const char *host, const char *port, const struct net_opts
             rc = -errno;
             continue;
         }
-        rc = connect_with_timeout(fd, ai->ai_addr, ai->ai_addrlen, opts ? opts->timeout_ms : 0);
+        rc = 0;
+        /* before connect: the window scale is agreed in the handshake */
+        if (opts && opts->rcvbuf > 0 &&
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &opts->rcvbuf, sizeof opts->rcvbuf) < 0)
+            rc = -errno;
+        if (rc == 0)
+            rc = connect_with_timeout(fd, ai->ai_addr, ai->ai_addrlen,
+                                      opts ? opts->timeout_ms : 0);
         if (rc == 0)
             rc = wrap(fd, opts, out);
         if (rc == 0)

@@ -245,13 +245,14 @@ static void hint_values(const char *prefix, unsigned seed)
         { "rdma_pack_threshold", "0" }, { "rdma_timeout", "soon" },
         { "rdma_inflight", "-1" }, { "rdma_inflight", "1073741825" },
         { "rdma_inflight_servers", "65" }, { "rfs_transport", "tsl" },
+        { "rdma_tcp_rcvbuf", "-1" }, { "rdma_tcp_rcvbuf", "1073741825" },
     };
     static const struct hint_pair defaults[] = {
         { "rdma_io_method", "list" }, { "rdma_list_pairs", "64" }, { "rdma_timeout", "120" },
         { "rdma_stats", "disable" }, { "rdma_coll", "auto" }, { "rdma_coll_cache", "disable" },
         { "rdma_registration", "cached" }, { "rdma_memory_segments", "auto" },
         { "rdma_pack_threshold", "65536" }, { "rdma_inflight", "0" },
-        { "rdma_inflight_servers", "4" },
+        { "rdma_inflight_servers", "4" }, { "rdma_tcp_rcvbuf", "262144" },
         { "rfs_transport", "tcp" },
     };
     snprintf(name, sizeof name, "%svalues", prefix);

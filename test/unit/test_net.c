@@ -23,16 +23,21 @@ struct pair {
     struct net_conn *client, *server;
 };
 
-static void pair_open(struct pair *p, int timeout_ms)
+static void pair_open_opts(struct pair *p, const struct net_opts *opts)
 {
     int port;
     assert_int_equal(net_tcp_listen("127.0.0.1", "0", &p->lfd, &port), 0);
     snprintf(p->port, sizeof p->port, "%d", port);
-    struct net_opts opts = { .timeout_ms = timeout_ms };
-    assert_int_equal(net_connect(&net_tcp_transport, "127.0.0.1", p->port, &opts, &p->client), 0);
+    assert_int_equal(net_connect(&net_tcp_transport, "127.0.0.1", p->port, opts, &p->client), 0);
     int fd = accept(p->lfd, NULL, NULL);
     assert_true(fd >= 0);
-    assert_int_equal(net_tcp_wrap(fd, &opts, &p->server), 0);
+    assert_int_equal(net_tcp_wrap(fd, opts, &p->server), 0);
+}
+
+static void pair_open(struct pair *p, int timeout_ms)
+{
+    struct net_opts opts = { .timeout_ms = timeout_ms };
+    pair_open_opts(p, &opts);
 }
 
 static void pair_close(struct pair *p)
@@ -55,6 +60,36 @@ static void *sender(void *arg)
     struct send_job *j = arg;
     j->rc = net_writev(j->conn, j->iov, 3);
     return NULL;
+}
+
+/* rcvbuf sets the client's receive buffer (Linux keeps twice the value,
+ * for its own overhead), and 3 MiB still cross a buffer of 32 KiB whole. */
+static void test_rcvbuf(void **state)
+{
+    (void) state;
+    struct pair p;
+    struct net_opts opts = { .timeout_ms = 5000, .rcvbuf = 32768 };
+    pair_open_opts(&p, &opts);
+    int size = 0;
+    socklen_t len = sizeof size;
+    assert_int_equal(getsockopt(net_tcp_fd(p.client), SOL_SOCKET, SO_RCVBUF, &size, &len), 0);
+    assert_int_equal(size, 2 * 32768);
+    size_t n = 3u << 20;
+    uint8_t *src = malloc(n), *dst = malloc(n);
+    fill_random(src, n, 3);
+    struct send_job j = { .conn = p.server };
+    j.iov[0] = (struct iovec) { src, 1 };
+    j.iov[1] = (struct iovec) { src + 1, n - 2 };
+    j.iov[2] = (struct iovec) { src + n - 1, 1 };
+    pthread_t t;
+    pthread_create(&t, NULL, sender, &j);
+    assert_int_equal(net_readn(p.client, dst, n), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(j.rc, 0);
+    assert_memory_equal(src, dst, n);
+    free(src);
+    free(dst);
+    pair_close(&p);
 }
 
 static void test_writev_readn(void **state)
@@ -216,6 +251,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_writev_readn),
+        cmocka_unit_test(test_rcvbuf),
         cmocka_unit_test(test_readv_scatter),
         cmocka_unit_test(test_end_of_stream),
         cmocka_unit_test(test_receive_timeout),
