@@ -130,6 +130,9 @@ static void test_write_only(void)
 static void test_small_memory(const char *base, const char *stage)
 {
     MPI_Info info = hints("65536", "16384", "abt_stage_dir", stage);
+    /* a program that says it computes buffers (and stages) its first write:
+     * one that does not writes it through, to measure the drain */
+    MPI_Info_set(info, "abt_compute_interval", "1");
     MPI_File fh = open_file(base, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
     uint64_t len = (uint64_t) BLOCK * BLOCKS;
     unsigned char *buf = malloc(len);
