@@ -6,11 +6,18 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
-# The scratch tmpfs on /tmp would hide a repository checked out under /tmp:
-# carry it across on a bind mount.
-case "$rfs_repo" in /tmp/*) mount --bind "$rfs_repo" /mnt ;; esac
+# The scratch tmpfs on /tmp would hide a repository checked out under /tmp,
+# and its MPICH build when ROMIO_DRIVERS_CACHE is there (the MPI passes
+# were skipped, "no MPICH build"): carry both across on bind mounts.
+install=$(readlink -f "$rfs_repo/build/install")
+mount -t tmpfs keep /mnt
+for d in "$rfs_repo" "$install"; do
+    case "$d" in /tmp/*) mkdir -p "/mnt$d" && mount --bind "$d" "/mnt$d" ;; esac
+done
 mount -t tmpfs tmp /tmp
-case "$rfs_repo" in /tmp/*) mkdir -p "$rfs_repo" && mount --bind /mnt "$rfs_repo" ;; esac
+for d in "$rfs_repo" "$install"; do
+    case "$d" in /tmp/*) mkdir -p "$d" && mount --bind "/mnt$d" "$d" ;; esac
+done
 mount -t tmpfs run /run
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
