@@ -31,12 +31,8 @@
 /* rdma_tcp_rcvbuf: the receive buffer of each TCP connection to a server.
  * The servers' replies to one read share the client's link, and with the
  * kernel's autotuning each of them may have megabytes in flight toward it:
- * 4 servers answering 4 client hosts at 500 Mbit/s overflowed the
- * client links' queues (1400-6800 segments resent per server in a run
- * of 5 passes)
- * and read 0.91 of the links; with 256 KiB, nothing was dropped and they
- * read 0.98 (docs/bench-lab.md), and loopback reads over 4 rfsd gained
- * a little (3000 against 2770 MB/s). */
+ * in the lab they overflowed the client links' queues, and 256 KiB keeps
+ * every server sending without a drop (docs/rdma.md has the numbers). */
 #define ADIOI_RDMA_TCP_RCVBUF   262144
 #define ADIOI_RDMA_TCP_RCVBUF_MOST (1 << 30)
 

@@ -446,7 +446,7 @@ slowdown() {
 
 bench_abt() {
     local arate=${LAB_ABT_RATE:-160mbit} share=$((8 * 64 * 64 * 64)) lw r c cfg file pat args col
-    local abt_srv="rfs:${srv%%,*}:" large pv sweeps
+    local abt_srv="rfs:${srv%%,*}:" large pv sweeps snaps=5
     local -A v k cl dc
     large="abt_max_memory=$((2 * share)) abt_buffer_size=$((share / 4))"
     mkdir -p "$work/peak"
@@ -460,7 +460,7 @@ bench_abt() {
     sweeps=$(logged "abt calibration" abt_once "ufs:$work/peak/cal" 1.0 1 64) || exit 1
     sweeps=$(echo "$sweeps" | cut -d' ' -f5)
     rm -f "$work"/peak/*
-    heading "abt:rfs: periodic output (bench-abt's writer: 4 ranks on client hosts 0 and 1, 5 snapshots of 8 MB, 1.0 s computation: $sweeps sweeps in every run), rfsd on server host 0 behind a $arate link (iperf3 $lw MB/s), client hosts' links unshaped, medians of $reps alternated runs"
+    heading "abt:rfs: periodic output (bench-abt's writer: 4 ranks on client hosts 0 and 1, $snaps snapshots of 8 MB, 1.0 s computation: $sweeps sweeps in every run), rfsd on server host 0 behind a $arate link (iperf3 $lw MB/s), client hosts' links unshaped, medians of $reps alternated runs"
     row "| config | visible MB/s | of PEAK | compute s | slowdown | drain thread CPU | final close s | goal |"
     row "|---|---|---|---|---|---|---|---|"
     for c in peak rfs abt; do : > "$work/abt-$c"; done
@@ -472,7 +472,7 @@ bench_abt() {
                 abt) file="abt:$abt_srv/abt-abt$r" cfg=$large ;;
             esac
             # shellcheck disable=SC2086
-            ABT_STATS=1 logged "abt $arate $c" abt_once "$file" "@$sweeps" 5 64 $cfg \
+            ABT_STATS=1 logged "abt $arate $c" abt_once "$file" "@$sweeps" "$snaps" 64 $cfg \
                 >> "$work/abt-$c" || exit 1
             rm -f "$work"/peak/* "$work"/srv0-root/abt-*
         done
@@ -488,10 +488,10 @@ bench_abt() {
             abt) cfg="abt:rfs:, buffers 4 MiB per rank (twice its share)" ;;
         esac
         row "$(awk -v cfg="$cfg" -v v="${v[$c]}" -v k="${k[$c]}" -v cl="${cl[$c]}" -v pv="$pv" \
-            -v slow="$(slowdown $c)" -v dc="${dc[$c]}" -v cores="$(nproc)" \
+            -v slow="$(slowdown $c)" -v dc="${dc[$c]}" -v cores="$(nproc)" -v snaps="$snaps" \
             -v goal="$([ $c = abt ] && echo '>= 95%, <= 3%' || echo -)" 'BEGIN {
             printf "| %s | %.1f | %.0f%% | %.3f | %+.1f%% | %s | %.3f | %s |", cfg, v, 100 * v / pv, k,
-                100 * (slow - 1), (dc > 0 ? sprintf("%.3f s, %.2f%%", dc, 100 * dc / (5 * k * cores)) : "-"),
+                100 * (slow - 1), (dc > 0 ? sprintf("%.3f s, %.2f%%", dc, 100 * dc / (snaps * k * cores)) : "-"),
                 cl, goal }')"
     done
     row ""
