@@ -10,12 +10,15 @@
 # is what crossed the connections to the servers per pass (ROMIO_RDMA_STATS,
 # headers included, all processes): two-phase moves the data between
 # processes as well (over MPI), disk-directed and independent I/O do not.
-# Then issue 21's interleaved segments (interleave_bench.c): 64 segments
-# of 4 KiB, 64 KiB and 1 MiB per process, written collectively and read
-# back by the neighbour, one call per segment (seg) or one call through a
-# vector filetype (view); dd, 2p, indep on rdma:, against rfs: (one rfsd)
-# and ufs: (tmpfs) collective calls in the same run, MiB/s of medians.
-#   coll.sh REPO [NP] [REPS] [SERVERS] [N3] [N2]
+# Then issue 21's interleaved segments (interleave_bench.c), with 2 and NP
+# processes: 64 segments of 4 KiB, 64 KiB and 1 MiB per process, written
+# collectively and read back by the neighbour, one call per segment (seg)
+# or one call through a vector filetype (view); dd, 2p, indep on rdma:,
+# and dd over one server, against rfs: (one rfsd) and ufs: (tmpfs)
+# collective calls in the same run, and beside each the time of one
+# MPI_Barrier among the same processes; each job does its pattern once,
+# in IPASSES passes (default 5) with the modes alternated within each.
+#   coll.sh REPO [NP] [REPS] [SERVERS] [N3] [N2] [IPASSES]
 set -eu
 repo=$1
 np=${2:-4}
@@ -23,6 +26,7 @@ reps=${3:-3}
 nserv=${4:-4}
 n3=${5:-192}
 n2=${6:-2048}
+ipasses=${7:-5}
 PREFIX=$repo/build/install
 . "$repo/test/lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/coll-bench.XXXXXX")
@@ -56,7 +60,35 @@ run() {
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
 
+# interleaved NP SEG LAYOUT MODE: "write-MiB/s read-MiB/s barrier-us" of 64
+# segments of SEG bytes per process over NP processes, once, and the time
+# of one MPI_Barrier among them in the same job. MODE: dd, dd1 (one server,
+# as many as rfs: has), 2p, indep (rdma:), rfs, ufs.
+interleaved() {
+    local n=$1 seg=$2 layout=$3 mode=$4 name=rdma:/interleaved access=coll hints=
+    case $mode in
+    dd) hints="rdma_coll=disk_directed rdma_io_method=datatype" ;;
+    dd1) name=rdma:/interleaved1
+        hints="rdma_coll=disk_directed rdma_io_method=datatype striping_factor=1" ;;
+    2p) hints="rdma_coll=two_phase rdma_io_method=datatype" ;;
+    indep) access=indep hints="rdma_io_method=datatype" ;;
+    rfs) name=rfs:127.0.0.1:$rfs_port:/interleaved ;;
+    ufs) name=ufs:$roots/ufs/interleaved ;;
+    esac
+    # shellcheck disable=SC2086
+    "$PREFIX/bin/mpiexec" $MPIEXEC_FLAGS -n "$n" "$work/interleave_bench" "$name" "$seg" 64 \
+        "$layout" "$access" 1 $hints > "$work/out" 2> "$work/err" ||
+        { cat "$work/out" "$work/err" >&2; exit 1; }
+    awk -v mib="$((seg * 64 * n))" '$1 == "write" { w = $2 } $1 == "read" { r = $2 }
+        $1 == "barrier" { b = $2 }
+        END { printf "%.1f %.1f %.0f\n", mib / w / 1048576, mib / r / 1048576, b * 1e6 }' \
+        "$work/out"
+}
+
+read -r _ _ barrier <<< "$(interleaved "$np" 4096 view ufs)"
+
 echo "rdma: collective I/O, $np processes, $nserv servers, unit 64 KiB, median of $reps passes"
+echo "(one MPI_Barrier among the $np processes here: $barrier us, the least a collective call waits)"
 printf '%-18s %-6s %9s %9s %9s %9s %10s %8s %8s\n' pattern mode "write s" "read s" \
     "write MB/s" "read MB/s" "server MB" "w 2p/x" "r 2p/x"
 row() {
@@ -88,42 +120,49 @@ read -r _ rc _ <<< "$cold"
 read -r _ rh _ <<< "$hot"
 printf 'read: cold %s s, hot %s s, cold/hot %s\n' "$rc" "$rh" "$(ratio "$rc" "$rh")"
 
-# interleaved SEG LAYOUT MODE: "write-MiB/s read-MiB/s" of 64 segments of
-# SEG bytes per process. MODE: dd, 2p, indep (rdma:), rfs, ufs.
-interleaved() {
-    local seg=$1 layout=$2 mode=$3 name=rdma:/interleaved access=coll hints=
-    case $mode in
-    dd) hints="rdma_coll=disk_directed rdma_io_method=datatype" ;;
-    2p) hints="rdma_coll=two_phase rdma_io_method=datatype" ;;
-    indep) access=indep hints="rdma_io_method=datatype" ;;
-    rfs) name=rfs:127.0.0.1:$rfs_port:/interleaved ;;
-    ufs) name=ufs:$roots/ufs/interleaved ;;
-    esac
-    # shellcheck disable=SC2086
-    $mpiexec "$work/interleave_bench" "$name" "$seg" 64 "$layout" "$access" "$reps" $hints \
-        > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err" >&2; exit 1; }
-    awk -v mib="$((seg * 64 * np))" '$1 == "write" { w = $2 } $1 == "read" { r = $2 }
-        END { printf "%.1f %.1f\n", mib / w / 1048576, mib / r / 1048576 }' "$work/out"
-}
-
 echo
 echo "interleaved segments (issue 21): 64 segments per process, segment i of rank r at"
-echo "(i * $np + r) * SEG, read back by the neighbour; seg: a call per segment, view: one call"
-printf '%-10s %-5s %-6s %11s %11s %8s %8s %8s\n' SEG layout mode "write MiB/s" "read MiB/s" \
-    "r x/rfs" "r x/2p" "r x/ind"
-for seg in 4096 65536 1048576; do
-    for layout in seg view; do
-        declare -A w r
-        for mode in rfs ufs 2p indep dd; do
-            read -r "w[$mode]" "r[$mode]" <<< "$(interleaved "$seg" "$layout" "$mode")"
+echo "(i * NP + r) * SEG, read back by the neighbour; seg: a call per segment, view: one call;"
+echo "dd1: disk-directed over one server, as many as rfs: has; barrier: one MPI_Barrier among"
+echo "the NP processes in the same job, the least a collective call waits"
+modes="dd dd1 2p indep rfs ufs"
+printf '%-3s %-8s %-5s %-6s %11s %11s %8s %8s %8s %10s\n' NP SEG layout mode "write MiB/s" \
+    "read MiB/s" "r x/rfs" "r x/2p" "r x/ind" "barrier us"
+for n in $(printf '%s\n' 2 "$np" | sort -nu); do
+    for seg in 4096 65536 1048576; do
+        for layout in seg view; do
+            for pass in $(seq "$ipasses"); do
+                for mode in $modes; do
+                    echo "$pass $mode $(interleaved "$n" "$seg" "$layout" "$mode")"
+                done
+            done > "$work/passes"
+            # medians over the passes; the ratios are medians of each pass's own
+            awk -v modes="$modes" -v pre="$(printf '%-3s %-8s %-5s' "$n" "$seg" "$layout")" '
+                function median(a, k,   i, j, t, v) {
+                    for (i = 1; i <= k; i++) v[i] = a[i]
+                    for (i = 2; i <= k; i++)
+                        for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+                            t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+                    return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+                }
+                function ratio(m, base,   p, q) {
+                    for (p = 1; p <= np; p++) q[p] = r[base, p] > 0 ? r[m, p] / r[base, p] : 0
+                    return median(q, np)
+                }
+                { w[$2, $1] = $3; r[$2, $1] = $4; b[$2, $1] = $5; np = $1 }
+                END {
+                    k = split(modes, ms, " ")
+                    for (i = 1; i <= k; i++) {
+                        m = ms[i]
+                        for (p = 1; p <= np; p++) { cw[p] = w[m, p]; cr[p] = r[m, p]; cb[p] = b[m, p] }
+                        printf "%s %-6s %11.1f %11.1f %8.2f %8.2f %8.2f %10.0f\n", pre, m,
+                            median(cw, np), median(cr, np), ratio(m, "rfs"), ratio(m, "2p"),
+                            ratio(m, "indep"), median(cb, np)
+                    }
+                }' "$work/passes"
         done
-        for mode in dd 2p indep rfs ufs; do
-            printf '%-10s %-5s %-6s %11s %11s %8s %8s %8s\n' "$seg" "$layout" "$mode" \
-                "${w[$mode]}" "${r[$mode]}" "$(ratio "${r[$mode]}" "${r[rfs]}")" \
-                "$(ratio "${r[$mode]}" "${r[2p]}")" "$(ratio "${r[$mode]}" "${r[indep]}")"
-        done
-        unset w r
     done
 done
-echo "r x/rfs, r x/2p, r x/ind: this mode's read MiB/s over rfs:'s, two-phase's and independent"
-echo "datatype I/O's in the same run (goal, issue 21: dd >= 0.8 x rfs, >= 1 x 2p, >= 0.5 x ind)"
+echo "MiB/s and barrier: medians of $ipasses passes, the modes alternated in each; r x/rfs, r x/2p,"
+echo "r x/ind: the median over the passes of this mode's read MiB/s over rfs:'s, two-phase's and"
+echo "independent datatype I/O's (goal, issue 21: dd >= 0.8 x rfs, >= 1 x 2p, >= 0.5 x ind)"
