@@ -27,6 +27,7 @@ nserv=${4:-4}
 n3=${5:-192}
 n2=${6:-2048}
 ipasses=${7:-5}
+[ "$ipasses" -ge 1 ] || { echo "coll.sh: IPASSES must be at least 1" >&2; exit 2; }
 PREFIX=$repo/build/install
 . "$repo/test/lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/coll-bench.XXXXXX")
@@ -42,13 +43,13 @@ start_rfsd "$roots/rfs-root" "$roots" rfs
 rfs_port=$RFSD_PORT
 mkdir -p "$roots/ufs"
 export ROMIO_RDMA_SERVERS=$RDMA_SERVERS
-mpiexec="$PREFIX/bin/mpiexec $MPIEXEC_FLAGS -n $np"
+mpiexec="$PREFIX/bin/mpiexec $MPIEXEC_FLAGS"
 
 # run MB ARGS...: "write-s read-s write-MB/s read-MB/s server-MB"
 run() {
     local mb=$1
     shift
-    ROMIO_RDMA_STATS=1 $mpiexec "$work/coll_bench" rdma:/bench "$@" > "$work/out" \
+    ROMIO_RDMA_STATS=1 $mpiexec -n "$np" "$work/coll_bench" rdma:/bench "$@" > "$work/out" \
         2> "$work/err" || { cat "$work/out" "$work/err" >&2; exit 1; }
     awk -v reps="$reps" -v mb="$mb" '
         FNR == NR && $1 == "write" { w = $2 } FNR == NR && $1 == "read" { r = $2 }
@@ -60,10 +61,11 @@ run() {
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
 
-# interleaved NP SEG LAYOUT MODE: "write-MiB/s read-MiB/s barrier-us" of 64
-# segments of SEG bytes per process over NP processes, once, and the time
-# of one MPI_Barrier among them in the same job. MODE: dd, dd1 (one server,
-# as many as rfs: has), 2p, indep (rdma:), rfs, ufs.
+# interleaved NP SEG LAYOUT MODE: "write-s read-s barrier-s": 64 segments
+# of SEG bytes per process over NP processes, written and read once (the
+# slowest process), and one MPI_Barrier among them in the same job.
+# MODE: dd, dd1 (one server, as many as rfs: has), 2p, indep (rdma:), rfs,
+# ufs.
 interleaved() {
     local n=$1 seg=$2 layout=$3 mode=$4 name=rdma:/interleaved access=coll hints=
     case $mode in
@@ -76,19 +78,21 @@ interleaved() {
     ufs) name=ufs:$roots/ufs/interleaved ;;
     esac
     # shellcheck disable=SC2086
-    "$PREFIX/bin/mpiexec" $MPIEXEC_FLAGS -n "$n" "$work/interleave_bench" "$name" "$seg" 64 \
-        "$layout" "$access" 1 $hints > "$work/out" 2> "$work/err" ||
-        { cat "$work/out" "$work/err" >&2; exit 1; }
-    awk -v mib="$((seg * 64 * n))" '$1 == "write" { w = $2 } $1 == "read" { r = $2 }
-        $1 == "barrier" { b = $2 }
-        END { printf "%.1f %.1f %.0f\n", mib / w / 1048576, mib / r / 1048576, b * 1e6 }' \
-        "$work/out"
+    $mpiexec -n "$n" "$work/interleave_bench" "$name" "$seg" 64 "$layout" "$access" 1 $hints \
+        > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err" >&2; exit 1; }
+    awk '$1 == "write" { w = $2 } $1 == "read" { r = $2 } $1 == "barrier" { b = $2 }
+        END { print w, r, b }' "$work/out"
 }
 
-read -r _ _ barrier <<< "$(interleaved "$np" 4096 view ufs)"
+# The floor under every collective call, from the cheapest job (ufs:, no
+# server, one call): a failed job ends the bench (set -e sees the
+# assignment's status, not read's).
+floor=$(interleaved "$np" 4096 view ufs)
+read -r _ _ barrier <<< "$floor"
 
 echo "rdma: collective I/O, $np processes, $nserv servers, unit 64 KiB, median of $reps passes"
-echo "(one MPI_Barrier among the $np processes here: $barrier us, the least a collective call waits)"
+echo "(one MPI_Barrier among the $np processes here: $(awk -v b="$barrier" \
+    'BEGIN { printf "%.1f", b * 1e6 }') us, the least a collective call waits)"
 printf '%-18s %-6s %9s %9s %9s %9s %10s %8s %8s\n' pattern mode "write s" "read s" \
     "write MB/s" "read MB/s" "server MB" "w 2p/x" "r 2p/x"
 row() {
@@ -120,6 +124,38 @@ read -r _ rc _ <<< "$cold"
 read -r _ rh _ <<< "$hot"
 printf 'read: cold %s s, hot %s s, cold/hot %s\n' "$rc" "$rh" "$(ratio "$rc" "$rh")"
 
+# summarise_passes NP SEG LAYOUT < "PASS MODE write-s read-s barrier-s"
+# lines: a row per mode, rates and barrier the medians over the passes, the
+# ratios the medians of each pass's own (base's read seconds over mode's).
+summarise_passes() {
+    awk -v modes="$modes" -v passes="$ipasses" -v bytes="$(($2 * 64 * $1))" \
+        -v pre="$(printf '%-3s %-8s %-5s' "$1" "$2" "$3")" '
+        function median(a, k,   i, j, t, v) {
+            for (i = 1; i <= k; i++) v[i] = a[i]
+            for (i = 2; i <= k; i++)
+                for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+            return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+        }
+        function ratio(m, base,   p, q) {
+            for (p = 1; p <= passes; p++) q[p] = r[base, p] / r[m, p]
+            return median(q, passes)
+        }
+        { w[$2, $1] = $3; r[$2, $1] = $4; b[$2, $1] = $5 }
+        END {
+            k = split(modes, ms, " ")
+            for (i = 1; i <= k; i++) {
+                m = ms[i]
+                for (p = 1; p <= passes; p++) {
+                    cw[p] = bytes / w[m, p] / 1048576; cr[p] = bytes / r[m, p] / 1048576
+                    cb[p] = b[m, p] * 1e6
+                }
+                printf "%s %-6s %11.1f %11.1f %8.2f %8.2f %8.2f %10.1f\n", pre, m, median(cw, passes),
+                    median(cr, passes), ratio(m, "rfs"), ratio(m, "2p"), ratio(m, "indep"),
+                    median(cb, passes)
+            }
+        }'
+}
+
 echo
 echo "interleaved segments (issue 21): 64 segments per process, segment i of rank r at"
 echo "(i * NP + r) * SEG, read back by the neighbour; seg: a call per segment, view: one call;"
@@ -131,35 +167,15 @@ printf '%-3s %-8s %-5s %-6s %11s %11s %8s %8s %8s %10s\n' NP SEG layout mode "wr
 for n in $(printf '%s\n' 2 "$np" | sort -nu); do
     for seg in 4096 65536 1048576; do
         for layout in seg view; do
+            order=$modes
             for pass in $(seq "$ipasses"); do
-                for mode in $modes; do
-                    echo "$pass $mode $(interleaved "$n" "$seg" "$layout" "$mode")"
+                for mode in $order; do
+                    res=$(interleaved "$n" "$seg" "$layout" "$mode")
+                    echo "$pass $mode $res"
                 done
+                order="${order#* } ${order%% *}"    # each mode first in turn
             done > "$work/passes"
-            # medians over the passes; the ratios are medians of each pass's own
-            awk -v modes="$modes" -v pre="$(printf '%-3s %-8s %-5s' "$n" "$seg" "$layout")" '
-                function median(a, k,   i, j, t, v) {
-                    for (i = 1; i <= k; i++) v[i] = a[i]
-                    for (i = 2; i <= k; i++)
-                        for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
-                            t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-                    return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-                }
-                function ratio(m, base,   p, q) {
-                    for (p = 1; p <= np; p++) q[p] = r[base, p] > 0 ? r[m, p] / r[base, p] : 0
-                    return median(q, np)
-                }
-                { w[$2, $1] = $3; r[$2, $1] = $4; b[$2, $1] = $5; np = $1 }
-                END {
-                    k = split(modes, ms, " ")
-                    for (i = 1; i <= k; i++) {
-                        m = ms[i]
-                        for (p = 1; p <= np; p++) { cw[p] = w[m, p]; cr[p] = r[m, p]; cb[p] = b[m, p] }
-                        printf "%s %-6s %11.1f %11.1f %8.2f %8.2f %8.2f %10.0f\n", pre, m,
-                            median(cw, np), median(cr, np), ratio(m, "rfs"), ratio(m, "2p"),
-                            ratio(m, "indep"), median(cb, np)
-                    }
-                }' "$work/passes"
+            summarise_passes "$n" "$seg" "$layout" < "$work/passes"
         done
     done
 done

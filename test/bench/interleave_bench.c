@@ -11,8 +11,8 @@
  * info of the open. Prints the medians over REPS of the slowest process:
  * "write S" and "read S"; checks every byte read. Also "barrier S": the
  * median time of one MPI_Barrier among the same processes, the least any
- * collective call waits for the others on these cores (on 2 cores shared
- * by 4 polling processes it is milliseconds, for every driver alike).
+ * collective call waits for the others on these cores, whatever the
+ * driver.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -153,7 +153,7 @@ int main(int argc, char **argv)
     qsort(r, (size_t) reps, sizeof *r, by_value);
     qsort(b, (size_t) reps, sizeof *b, by_value);
     if (rank == 0) {
-        printf("write %.5f\nread %.5f\nbarrier %.7f\n", w[reps / 2], r[reps / 2], b[reps / 2]);
+        printf("write %.6f\nread %.6f\nbarrier %.7f\n", w[reps / 2], r[reps / 2], b[reps / 2]);
         MPI_File_delete(argv[1], MPI_INFO_NULL);
     }
     MPI_Info_free(&info);
