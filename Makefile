@@ -22,7 +22,7 @@
 #   make bench-rdma      rdma: over 4 servers: naive, data sieving, list and datatype I/O
 #   make bench-coll      rdma: collective I/O: disk-directed vs two-phase vs independent,
 #                        and issue 21's interleaved segments against rfs: and ufs: (2 and 4
-#                        processes, each row beside the same job's MPI_Barrier time)
+#                        processes, each row beside the time of one MPI_Barrier in its jobs)
 #   make bench-reg       registration costs (seed 000 Table 3) on the first verbs device
 #   make bench-lab       rfs:, rdma:, collective and abt: on the lab's virtual cluster against
 #                        iperf3 on the same links (LAB_RATE, default 500mbit; LAB_PARTS, default
