@@ -5,6 +5,21 @@
 RFSD_PIDS=""
 RFSD_LOGS=""    # PID=LOG of every server started, for stop_rfsd
 
+# median: the median of the numbers on standard input, one a line (the
+# lower middle one of an even count); nothing for no input.
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+
+# medians FILE: the median of each column of FILE's rows
+medians() {
+    local c cols=""
+    for c in $(seq 1 "$(awk '{ print NF; exit }' "$1")"); do
+        cols="$cols${cols:+ }$(cut -d' ' -f"$c" "$1" | median)"
+    done
+    echo "$cols"
+}
+
 # start_rfsd ROOT DIR NAME [rfsd options...]: starts rfsd serving ROOT with
 # its port file and log in DIR; sets RFSD_PORT and RFSD_PID.
 start_rfsd() {

@@ -56,8 +56,6 @@ one() {
          END { printf "%s %s %s %s %.1f %.1f %s\n", v, t, c, k, fg, bg, w }' "$work/out" "$work/err"
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-
 # run LABEL FILE COMPUTE HINTS...: median of each column over REPS runs
 run() {
     local label=$1

@@ -124,36 +124,25 @@ read -r _ rc _ <<< "$cold"
 read -r _ rh _ <<< "$hot"
 printf 'read: cold %s s, hot %s s, cold/hot %s\n' "$rc" "$rh" "$(ratio "$rc" "$rh")"
 
-# summarise_passes NP SEG LAYOUT < "PASS MODE write-s read-s barrier-s"
-# lines: a row per mode, rates and barrier the medians over the passes, the
-# ratios the medians of each pass's own (base's read seconds over mode's).
+# summarise_passes NP SEG LAYOUT: a row per mode from $work/passes ("PASS
+# MODE write-s read-s barrier-s" lines): the medians over the passes of its
+# rates, of its read against rfs:'s, two-phase's and independent I/O's in
+# the same pass (their seconds over its), and of the barrier.
 summarise_passes() {
-    awk -v modes="$modes" -v passes="$ipasses" -v bytes="$(($2 * 64 * $1))" \
-        -v pre="$(printf '%-3s %-8s %-5s' "$1" "$2" "$3")" '
-        function median(a, k,   i, j, t, v) {
-            for (i = 1; i <= k; i++) v[i] = a[i]
-            for (i = 2; i <= k; i++)
-                for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-            return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-        }
-        function ratio(m, base,   p, q) {
-            for (p = 1; p <= passes; p++) q[p] = r[base, p] / r[m, p]
-            return median(q, passes)
-        }
-        { w[$2, $1] = $3; r[$2, $1] = $4; b[$2, $1] = $5 }
-        END {
-            k = split(modes, ms, " ")
-            for (i = 1; i <= k; i++) {
-                m = ms[i]
-                for (p = 1; p <= passes; p++) {
-                    cw[p] = bytes / w[m, p] / 1048576; cr[p] = bytes / r[m, p] / 1048576
-                    cb[p] = b[m, p] * 1e6
-                }
-                printf "%s %-6s %11.1f %11.1f %8.2f %8.2f %8.2f %10.1f\n", pre, m, median(cw, passes),
-                    median(cr, passes), ratio(m, "rfs"), ratio(m, "2p"), ratio(m, "indep"),
-                    median(cb, passes)
-            }
-        }'
+    local mode wm rm xr x2 xi bm
+    for mode in $modes; do
+        awk -v m="$mode" -v passes="$ipasses" -v bytes="$(($2 * 64 * $1))" '
+            { w[$2, $1] = $3; r[$2, $1] = $4; b[$2, $1] = $5 }
+            END {
+                for (p = 1; p <= passes; p++)
+                    print bytes / w[m, p] / 1048576, bytes / r[m, p] / 1048576,
+                        r["rfs", p] / r[m, p], r["2p", p] / r[m, p], r["indep", p] / r[m, p],
+                        b[m, p] * 1e6
+            }' "$work/passes" > "$work/mode-passes"
+        read -r wm rm xr x2 xi bm <<< "$(medians "$work/mode-passes")"
+        printf '%-3s %-8s %-5s %-6s %11.1f %11.1f %8.2f %8.2f %8.2f %10.1f\n' "$1" "$2" "$3" \
+            "$mode" "$wm" "$rm" "$xr" "$x2" "$xi" "$bm"
+    done
 }
 
 echo
@@ -175,7 +164,7 @@ for n in $(printf '%s\n' 2 "$np" | sort -nu); do
                 done
                 order="${order#* } ${order%% *}"    # each mode first in turn
             done > "$work/passes"
-            summarise_passes "$n" "$seg" "$layout" < "$work/passes"
+            summarise_passes "$n" "$seg" "$layout"
         done
     done
 done

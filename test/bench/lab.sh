@@ -77,10 +77,6 @@ done
 read -ra clients <<< "$LAB_CLIENTS"
 read -ra servs <<< "$LAB_SERVERS"
 
-median() {
-    sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
-}
-
 # iperf3_mbs FROM TO [-R]: median MB/s of REPS runs from host FROM to host
 # TO (with -R: TO to FROM), iperf3's server on TO
 iperf3_mbs() {
@@ -205,15 +201,6 @@ rates() {
     for a in "$@"; do
         lab_rate "$a" "$r" || exit 1
     done
-}
-
-# medians FILE: the median of each column of FILE's rows
-medians() {
-    local c cols=""
-    for c in $(seq 1 "$(awk '{ print NF; exit }' "$1")"); do
-        cols="$cols${cols:+ }$(cut -d' ' -f"$c" "$1" | median)"
-    done
-    echo "$cols"
 }
 
 # heading TITLE: a table's title and the machine's load when its part starts

@@ -244,8 +244,6 @@ transport_tests asan
 rfs_over_verbs asan
 transport_tests tsan
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
-
 # perftest_median TOOL SIZE ITERS PORT: the median of $runs runs' average MB/s
 perftest_median() {
     : > /tmp/perf.$1
