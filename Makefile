@@ -23,6 +23,9 @@
 #   make bench-coll      rdma: collective I/O: disk-directed vs two-phase vs independent,
 #                        and issue 21's interleaved segments against rfs: and ufs: (2 and 4
 #                        processes, each row beside the time of one MPI_Barrier in its jobs)
+#   make bench-scale     one rfsd holding 100 to 10,000 connections, 64 or 1,000 of them
+#                        active, against the 64 active alone (scale_load.c): rates,
+#                        latency, rfsd's memory per idle connection (plain and TLS)
 #   make bench-reg       registration costs (seed 000 Table 3) on the first verbs device
 #   make bench-lab       rfs:, rdma:, collective and abt: on the lab's virtual cluster against
 #                        iperf3 on the same links (LAB_RATE, default 500mbit; LAB_PARTS, default
@@ -71,7 +74,7 @@ CORE_SRC   := adio/net/net_tcp.c adio/net/net_tls.c adio/net/net_endpoint.c $(VE
 SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_frame.c adio/server/rfs_dispatch.c \
               adio/server/rfs_fileops.c adio/server/rfs_view_io.c adio/server/rfs_server_auth.c \
               adio/server/rfs_move.c adio/server/rfs_path.c adio/server/rfs_log.c \
-              adio/server/rfs_rate.c adio/server/rfs_coll.c
+              adio/server/rfs_rate.c adio/server/rfs_coll.c adio/server/rfs_loop.c
 # The one list of the unit tests: make check, check-sanitize (ASan, TSan,
 # valgrind) read it through `make print-UNIT_TESTS` and the like.
 UNIT_TESTS := test_proto test_net test_verbs_proto test_server test_dtype test_abt test_stripe \
@@ -90,7 +93,7 @@ objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 .PHONY: all deps mpich openmpi check-openmpi pnetcdf hdf5 layering rfsd unit check check-lab lab-deps \
         check-rdma rdma-deps rdma-vm-progs check-sanitize check-mpich-io check-apps check-apps-full \
         check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
-        bench-coll \
+        bench-coll bench-scale \
         bench-reg bench-lab \
         clean distclean
 .DEFAULT_GOAL := all
@@ -232,6 +235,15 @@ HAVE_VERBS := $(shell test -f /usr/include/infiniband/verbs.h && echo yes)
 $(FOBJ)/o/test/bench/reg_bench.o: CPPFLAGS += $(if $(HAVE_VERBS),-DHAVE_VERBS)
 $(FOBJ)/reg_bench: $(call objs,test/bench/reg_bench.c $(REG_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(if $(HAVE_VERBS),-libverbs)
+
+# The load generator of bench-scale: the client library, no MPI.
+$(FOBJ)/scale_load: $(call objs,test/bench/scale_load.c adio/proto/rfs_proto.c \
+                      adio/proto/rfs_client.c adio/proto/rfs_auth.c adio/net/net_tcp.c \
+                      adio/net/net_tls.c adio/net/net_endpoint.c)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ -lpthread -lssl -lcrypto
+
+bench-scale: all $(FOBJ)/scale_load
+	@bash test/bench/scale.sh $(CURDIR)
 
 bench-reg: $(FOBJ)/reg_bench
 	@$(FOBJ)/reg_bench; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]

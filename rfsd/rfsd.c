@@ -2,19 +2,22 @@
  * rfsd: the server of the rfs: driver (and, later, of rdma:'s stripes).
  *
  *   rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE]
- *        [--max-connections N] [--max-data MiB]
+ *        [--max-connections N] [--threads N] [--max-threads N]
+ *        [--auth-timeout S] [--idle-timeout S] [--max-data MiB]
  *        [--keys FILE] [--tls-cert FILE --tls-key FILE]
  *        [--coll-cache MiB] [--coll-timeout SECONDS]
  *        [--log-level error|warn|info|debug] [--rate-limit MB/s]
  *
- * Serves the files under DIR, one worker thread per connection, at most N
- * connections at once: one more is refused at once (RFS_REFUSAL_OP), so
- * that its client reports "server busy" instead of waiting in the listen
- * backlog for a worker that may never come free. SIGTERM or SIGINT stop it
- * cleanly: no new connections, open connections are shut down, every worker
- * is joined. With --keys, a client must prove it holds one of the keys
- * before anything else is served; with --tls-cert, every connection is
- * TLS (docs/security.md). No MPI here.
+ * Serves the files under DIR from an event loop and a pool of worker
+ * threads (adio/server/rfs_loop.h): an idle connection costs a descriptor
+ * and a few KiB, not a thread. At most N connections at once, by default
+ * as many as the descriptor limit (raised to its hard limit) allows: one
+ * more is refused at once (RFS_REFUSAL_OP), so that its client reports
+ * "server busy" instead of waiting in the listen backlog. SIGTERM or
+ * SIGINT stop it cleanly: no new connections, open connections are shut
+ * down, every worker is joined. With --keys, a client must prove it holds
+ * one of the keys before anything else is served, within --auth-timeout;
+ * with --tls-cert, every connection is TLS (docs/security.md). No MPI here.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -31,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -39,47 +43,43 @@
 #include "proto/rfs_proto.h"
 #include "server/rfs_coll.h"
 #include "server/rfs_log.h"
+#include "server/rfs_loop.h"
 #include "server/rfs_server.h"
 
-/* A client gets this long to finish its TLS handshake. */
-#define TLS_HANDSHAKE_MS 10000
-
-struct worker {
-    pthread_t thread;
-    struct net_conn *conn;
-    int fd;                     /* the socket under a TCP conn, for shutdown at exit;
-                                 * -1: an RDMA connection */
-    char peer[INET6_ADDRSTRLEN + 8];
-    int used;                   /* slot taken (thread running or not yet joined) */
-    int done;                   /* thread finished, waiting to be joined */
-};
+/* Defaults of the connection limits (rfs_loop.h). */
+#define DEFAULT_THREADS 16
+#define DEFAULT_MAX_THREADS 1024
+#define DEFAULT_AUTH_TIMEOUT_S 5
+/* Descriptors kept for the files clients open, the listeners and logs when
+ * the connection limit follows from RLIMIT_NOFILE. */
+#define FD_RESERVE 1024
 
 static struct {
     struct rfs_server server;
     struct rfs_keyring keys;
     struct net_tls *tls;        /* NULL: plain TCP */
-    struct worker *workers;
-    int nworkers;
-    pthread_mutex_t lock;
-    int wake[2];                /* self-pipe: signals and finished workers */
-    atomic_int stop;            /* set by the signal handler, any thread */
-} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = { -1, -1 } };
+    struct rfs_loop *loop;
+} g;
 
 static void on_signal(int sig)
 {
     int saved = errno;
-    if (sig != SIGUSR1) {
-        atomic_store(&g.stop, 1);
-        ssize_t ignored = write(g.wake[1], "s", 1);
-        (void) ignored;
-    }
+    if (sig != SIGUSR1 && g.loop)
+        rfs_loop_stop(g.loop);
     errno = saved;
 }
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE] [--rdma]\n"
-                 "            [--max-connections N]  (default 256; one more is refused: busy)\n"
+                 "            [--max-connections N]  (default: the descriptors rfsd can open,\n"
+                 "                                    less %d; one more is refused: busy)\n"
+                 "            [--threads N]          (workers kept, default %d)\n"
+                 "            [--max-threads N]      (workers when requests wait, default %d)\n"
+                 "            [--auth-timeout S]     (with --keys or TLS: a connection not\n"
+                 "                                    authenticated by then is closed, default %d)\n"
+                 "            [--idle-timeout S]     (a connection idle this long is closed;\n"
+                 "                                    default 0: never)\n"
                  "            [--max-data MiB]       (data of one request or reply held in\n"
                  "                                    memory per connection: 1..64, default 64)\n"
                  "            [--keys FILE]          (clients must prove a key of FILE:\n"
@@ -91,233 +91,24 @@ static void usage(FILE *out)
                  "            [--log-level error|warn|info|debug]\n"
                  "            [--rate-limit MB/s]   (emulate a slow link: 1 MB = 10^6 bytes)\n"
                  "  --rdma: also listen with rdma_cm (verbs transport) on the same address\n"
-                 "          and port number as TCP; ADDR must be an RDMA device's address\n");
+                 "          and port number as TCP; ADDR must be an RDMA device's address\n",
+            FD_RESERVE, DEFAULT_THREADS, DEFAULT_MAX_THREADS, DEFAULT_AUTH_TIMEOUT_S);
 }
 
-static void *worker_main(void *arg)
+/* Raise the descriptor limit to its hard limit: the default connection
+ * limit follows from what rfsd got. */
+static long raise_nofile(void)
 {
-    struct worker *w = arg;
-    rfs_log(RFS_LOG_INFO, "%s: connected", w->peer);
-    int rc = 0;
-    /* TLS is for the TCP connections (fd >= 0); RDMA connections stay on
-     * their fabric, authenticated by the keys alone. */
-    if (g.tls && w->fd >= 0) {
-        rc = net_tls_accept(g.tls, w->conn, TLS_HANDSHAKE_MS, &w->conn);
-        if (rc < 0) {
-            w->conn = NULL;
-            rfs_log(RFS_LOG_WARN, "%s: TLS handshake failed: %s", w->peer, strerror(-rc));
-        }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return 1024;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t want = rl.rlim_max;
+        rl.rlim_cur = want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
     }
-    if (rc == 0)
-        rc = rfs_serve_connection(&g.server, w->conn, w->peer);
-    if (rc < 0)
-        rfs_log(RFS_LOG_INFO, "%s: connection ended: %s", w->peer, strerror(-rc));
-    else
-        rfs_log(RFS_LOG_INFO, "%s: disconnected", w->peer);
-    pthread_mutex_lock(&g.lock);
-    w->done = 1;
-    pthread_mutex_unlock(&g.lock);
-    ssize_t ignored = write(g.wake[1], "w", 1);
-    (void) ignored;
-    return NULL;
-}
-
-/* Join finished workers, which frees their slots. */
-static void reap_workers(void)
-{
-    pthread_mutex_lock(&g.lock);
-    for (int i = 0; i < g.nworkers; i++) {
-        struct worker *w = &g.workers[i];
-        if (w->used && w->done) {
-            pthread_join(w->thread, NULL);
-            net_close(w->conn);
-            memset(w, 0, sizeof *w);
-        }
-    }
-    pthread_mutex_unlock(&g.lock);
-}
-
-static void peer_name(int fd, char *out, size_t len)
-{
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    char host[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (getpeername(fd, (struct sockaddr *) &ss, &sl) == 0) {
-        if (ss.ss_family == AF_INET6) {
-            inet_ntop(AF_INET6, &((struct sockaddr_in6 *) &ss)->sin6_addr, host, sizeof host);
-            port = ntohs(((struct sockaddr_in6 *) &ss)->sin6_port);
-        } else {
-            inet_ntop(AF_INET, &((struct sockaddr_in *) &ss)->sin_addr, host, sizeof host);
-            port = ntohs(((struct sockaddr_in *) &ss)->sin_port);
-        }
-    }
-    snprintf(out, len, "%s:%d", host, port);
-}
-
-/*
- * Over the connection limit: one refusal frame instead of any reply, then
- * close. 40 bytes on a fresh socket fit its send buffer, so a non-blocking
- * send does not fall short. What the client sent already is read and
- * dropped first: closing a socket with unread data resets the connection,
- * which discards a frame the kernel has not transmitted yet.
- */
-static void refuse(int fd)
-{
-    uint8_t frame[RFS_HDR_SIZE + RFS_REP_FIXED] = { 0 };
-    struct rfs_hdr h = { .magic = RFS_MAGIC, .version = RFS_VERSION, .op = RFS_REFUSAL_OP,
-                         .tag = 0, .status = RFS_E_BUSY, .len = RFS_REP_FIXED };
-    char peer[INET6_ADDRSTRLEN + 8], drain[4096];
-    rfs_hdr_encode(&h, frame);
-    peer_name(fd, peer, sizeof peer);
-    rfs_log(RFS_LOG_WARN, "%s: refused: %d connections open (--max-connections)", peer,
-            g.nworkers);
-    if (send(fd, frame, sizeof frame, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) sizeof frame)
-        rfs_log(RFS_LOG_WARN, "%s: refusal not sent: %s", peer, strerror(errno));
-    shutdown(fd, SHUT_WR);
-    /* Bounded: a client that keeps sending must not hold the accept loop. */
-    for (int i = 0; i < 256 && recv(fd, drain, sizeof drain, MSG_DONTWAIT) > 0; i++)
-        ;
-    close(fd);
-}
-
-/* A free worker slot, or NULL when --max-connections are open. */
-static struct worker *take_slot(void)
-{
-    struct worker *w = NULL;
-    pthread_mutex_lock(&g.lock);
-    for (int i = 0; i < g.nworkers && !w; i++)
-        if (!g.workers[i].used)
-            w = &g.workers[i];
-    if (w)
-        w->used = 1;
-    pthread_mutex_unlock(&g.lock);
-    return w;
-}
-
-static void start_thread(struct worker *w)
-{
-    int rc = pthread_create(&w->thread, NULL, worker_main, w);
-    if (rc != 0) {
-        rfs_log(RFS_LOG_ERROR, "pthread_create: %s", strerror(rc));
-        net_close(w->conn);
-        pthread_mutex_lock(&g.lock);
-        memset(w, 0, sizeof *w);
-        pthread_mutex_unlock(&g.lock);
-    }
-}
-
-static void start_worker(int fd)
-{
-    struct worker *w = take_slot();
-    if (!w) {
-        refuse(fd);
-        return;
-    }
-
-    /* No send timeout: a slow reader must not lose replies; keepalive
-     * notices a peer that disappeared. */
-    struct net_opts opts = { .timeout_ms = 0 };
-    if (net_tcp_wrap(fd, &opts, &w->conn) < 0) {
-        rfs_log(RFS_LOG_ERROR, "cannot take a new connection");
-        close(fd);
-        pthread_mutex_lock(&g.lock);
-        w->used = 0;
-        pthread_mutex_unlock(&g.lock);
-        return;
-    }
-    w->fd = fd;
-    peer_name(fd, w->peer, sizeof w->peer);
-    start_thread(w);
-}
-
-/*
- * A connection event on the RDMA listener. Over the connection limit the
- * request is rejected (the client sees ECONNREFUSED). No timeout on the
- * connection, as for TCP: a dead peer is found by the transport's bounded
- * retries and the connection manager's disconnect.
- */
-static void accept_rdma(struct net_verbs_listener *l)
-{
-    struct worker *w = take_slot();
-    struct net_opts opts = { .timeout_ms = 0 };
-    struct net_conn *conn = NULL;
-    char peer[sizeof w->peer] = "";
-    int rc = net_verbs_accept(l, &opts, w != NULL, &conn, peer, sizeof peer);
-    if (rc < 0)
-        rfs_log(RFS_LOG_WARN, "rdma accept: %s", strerror(-rc));
-    if (rc != 1) {
-        if (w) {
-            pthread_mutex_lock(&g.lock);
-            w->used = 0;
-            pthread_mutex_unlock(&g.lock);
-        }
-        if (!w && peer[0])
-            rfs_log(RFS_LOG_WARN, "%s: refused: %d connections open (--max-connections)", peer,
-                    g.nworkers);
-        return;
-    }
-    w->conn = conn;
-    w->fd = -1;
-    snprintf(w->peer, sizeof w->peer, "%s", peer);
-    start_thread(w);
-}
-
-static void accept_loop(int lfd, struct net_verbs_listener *rl)
-{
-    while (!atomic_load(&g.stop)) {
-        struct pollfd p[3] = { { .fd = g.wake[0], .events = POLLIN },
-                               { .fd = lfd, .events = POLLIN },
-                               { .fd = rl ? net_verbs_listener_fd(rl) : -1, .events = POLLIN } };
-        /* The listening socket is watched with every worker busy too: a
-         * connection over the limit is refused, not left in the backlog. */
-        int n = poll(p, 3, -1);
-        if (n < 0 && errno != EINTR) {
-            rfs_log(RFS_LOG_ERROR, "poll: %s", strerror(errno));
-            break;
-        }
-        if (n > 0 && p[0].revents) {
-            char drain[64];
-            ssize_t ignored = read(g.wake[0], drain, sizeof drain);
-            (void) ignored;
-        }
-        /* Every worker that ends writes to the wake pipe, so its slot is
-         * free again before the next accept. */
-        reap_workers();
-        if (n > 0 && p[1].revents & POLLIN) {
-            int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-            if (fd >= 0)
-                start_worker(fd);
-            else if (errno != EINTR && errno != ECONNABORTED)
-                rfs_log(RFS_LOG_WARN, "accept: %s", strerror(errno));
-        }
-        if (n > 0 && p[2].revents & POLLIN)
-            accept_rdma(rl);
-    }
-}
-
-/* Shut every connection down, wake workers blocked in a lock wait, join. */
-static void stop_workers(void)
-{
-    pthread_mutex_lock(&g.lock);
-    for (int i = 0; i < g.nworkers; i++) {
-        struct worker *w = &g.workers[i];
-        if (w->used && !w->done) {
-            if (w->fd >= 0)
-                shutdown(w->fd, SHUT_RDWR);
-            else
-                net_shutdown(w->conn);
-            pthread_kill(w->thread, SIGUSR1);
-        }
-    }
-    pthread_mutex_unlock(&g.lock);
-    for (int i = 0; i < g.nworkers; i++) {
-        struct worker *w = &g.workers[i];
-        if (w->used) {
-            pthread_join(w->thread, NULL);
-            net_close(w->conn);
-        }
-    }
+    return rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > INT_MAX ? INT_MAX : (long) rl.rlim_cur;
 }
 
 static int write_port_file(const char *path, int port)
@@ -348,8 +139,14 @@ static int install_signals(void)
     return 0;
 }
 
-static void log_coll_stats(void)
+static void log_stats(void)
 {
+    struct rfs_loop_stats ls;
+    rfs_loop_get_stats(g.loop, &ls);
+    rfs_log(RFS_LOG_INFO, "connections: %llu taken, %llu refused, %llu closed unauthenticated, "
+            "%llu closed idle; workers: at most %d", (unsigned long long) ls.accepted,
+            (unsigned long long) ls.refused, (unsigned long long) ls.auth_closed,
+            (unsigned long long) ls.idle_closed, ls.threads_peak);
     struct rfs_coll_stats s;
     rfs_coll_table_stats(g.server.coll, &s);
     if (s.calls || s.timeouts)
@@ -359,6 +156,20 @@ static void log_coll_stats(void)
                 (unsigned long long) s.accesses, (unsigned long long) s.access_bytes,
                 (unsigned long long) s.cache_hits, (unsigned long long) s.cache_misses,
                 (unsigned long long) s.timeouts);
+}
+
+/* A whole number of lo..hi for flag `name`, or -1 with a message. */
+static int parse_count(const char *arg, const char *name, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || v < lo || v > hi) {
+        fprintf(stderr, "rfsd: %s must be %ld..%ld\n", name, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
 }
 
 static int setup_security(const char *keys, const char *tls_cert, const char *tls_key)
@@ -381,7 +192,8 @@ int main(int argc, char **argv)
 {
     const char *root = NULL, *bind_addr = "127.0.0.1", *port = "0", *port_file = NULL;
     const char *keys = NULL, *tls_cert = NULL, *tls_key = NULL;
-    int max_conns = 256;
+    long max_conns = 0, threads = DEFAULT_THREADS, max_threads = DEFAULT_MAX_THREADS;
+    long auth_timeout_s = DEFAULT_AUTH_TIMEOUT_S, idle_timeout_s = 0;
     long max_data_mib = RFS_MAX_DATA >> 20;
     double rate_mb = 0;
     int rdma = 0;
@@ -397,12 +209,16 @@ int main(int argc, char **argv)
         { "tls-cert", required_argument, NULL, 'C' }, { "tls-key", required_argument, NULL, 'K' },
         { "log-level", required_argument, NULL, 'l' }, { "help", no_argument, NULL, 'h' },
         { "rdma", no_argument, NULL, 'V' },
+        { "threads", required_argument, NULL, 't' },
+        { "max-threads", required_argument, NULL, 'm' },
+        { "auth-timeout", required_argument, NULL, 'a' },
+        { "idle-timeout", required_argument, NULL, 'i' },
         { NULL, 0, NULL, 0 }
     };
     int c, level;
     char *end;
     long coll_cache_mib = 256, coll_timeout_s = 60;
-    while ((c = getopt_long(argc, argv, "r:b:p:f:c:d:l:R:k:C:K:H:T:Vh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:b:p:f:c:d:l:R:k:C:K:H:T:t:m:a:i:Vh", opts, NULL)) != -1) {
         switch (c) {
         case 'H':
             coll_cache_mib = strtol(optarg, &end, 10);
@@ -426,11 +242,24 @@ int main(int argc, char **argv)
         case 'p': port = optarg; break;
         case 'f': port_file = optarg; break;
         case 'c':
-            max_conns = (int) strtol(optarg, &end, 10);
-            if (*end || max_conns < 1 || max_conns > 4096) {
-                fprintf(stderr, "rfsd: --max-connections must be 1..4096\n");
+            if (parse_count(optarg, "--max-connections", 1, INT_MAX, &max_conns) < 0)
                 return 2;
-            }
+            break;
+        case 't':
+            if (parse_count(optarg, "--threads", 1, 4096, &threads) < 0)
+                return 2;
+            break;
+        case 'm':
+            if (parse_count(optarg, "--max-threads", 1, 65536, &max_threads) < 0)
+                return 2;
+            break;
+        case 'a':
+            if (parse_count(optarg, "--auth-timeout", 1, 3600, &auth_timeout_s) < 0)
+                return 2;
+            break;
+        case 'i':
+            if (parse_count(optarg, "--idle-timeout", 0, 86400 * 30, &idle_timeout_s) < 0)
+                return 2;
             break;
         case 'd':
             /* At least one client piece (RFS_CLIENT_PIECE, 1 MiB), at most
@@ -464,6 +293,16 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (max_threads < threads) {
+        fprintf(stderr, "rfsd: --max-threads must be at least --threads (%ld)\n", threads);
+        return 2;
+    }
+    long nofile = raise_nofile();
+    if (!max_conns)
+        max_conns = nofile > 2 * FD_RESERVE ? nofile - FD_RESERVE : nofile / 2;
+    else if (max_conns > nofile - 64)
+        rfs_log(RFS_LOG_WARN, "--max-connections %ld: only %ld descriptors to be had", max_conns,
+                nofile);
 
     int rc = rfs_server_init(&g.server, root);
     if (rc < 0) {
@@ -484,10 +323,6 @@ int main(int argc, char **argv)
     if (setup_security(keys, tls_cert, tls_key) < 0)
         return 1;
     int lfd, bound;
-    if (pipe2(g.wake, O_CLOEXEC | O_NONBLOCK) < 0 || install_signals() < 0) {
-        rfs_log(RFS_LOG_ERROR, "setup: %s", strerror(errno));
-        return 1;
-    }
     if ((rc = net_tcp_listen(bind_addr, port, &lfd, &bound)) < 0) {
         rfs_log(RFS_LOG_ERROR, "listen on %s:%s: %s", bind_addr, port, strerror(-rc));
         return 1;
@@ -497,32 +332,38 @@ int main(int argc, char **argv)
         rfs_log(RFS_LOG_ERROR, "rdma listen on %s:%d: %s", bind_addr, bound, strerror(-rc));
         return 1;
     }
-    g.nworkers = max_conns;
-    g.workers = calloc((size_t) max_conns, sizeof *g.workers);
-    if (!g.workers) {
-        rfs_log(RFS_LOG_ERROR, "out of memory");
+    struct rfs_loop_opts lo = { .max_conns = (int) max_conns, .threads = (int) threads,
+                                .max_threads = (int) max_threads,
+                                .auth_timeout_ms = (int) auth_timeout_s * 1000,
+                                .idle_timeout_ms = (int) idle_timeout_s * 1000, .tls = g.tls };
+    if ((rc = rfs_loop_new(&g.server, &lo, lfd, rl, &g.loop)) < 0) {
+        rfs_log(RFS_LOG_ERROR, "event loop: %s", strerror(-rc));
+        return 1;
+    }
+    if (install_signals() < 0) {
+        rfs_log(RFS_LOG_ERROR, "signals: %s", strerror(errno));
         return 1;
     }
     if (port_file && (rc = write_port_file(port_file, bound)) < 0) {
         rfs_log(RFS_LOG_ERROR, "port file %s: %s", port_file, strerror(-rc));
         return 1;
     }
-    rfs_log(RFS_LOG_INFO, "serving %s on %s port %d%s (at most %d connections, %ld MiB each)",
-            root, bind_addr, bound, rl ? " (tcp and rdma)" : "", max_conns, max_data_mib);
+    rfs_log(RFS_LOG_INFO, "serving %s on %s port %d%s (at most %ld connections with %ld "
+            "descriptors, %ld-%ld workers, %ld MiB each)", root, bind_addr, bound,
+            rl ? " (tcp and rdma)" : "", max_conns, nofile, threads, max_threads, max_data_mib);
 
-    accept_loop(lfd, rl);
-
-    rfs_log(RFS_LOG_INFO, "shutting down");
+    rc = rfs_loop_run(g.loop);
+    if (rc < 0)
+        rfs_log(RFS_LOG_ERROR, "cannot start workers: %s", strerror(-rc));
+    log_stats();
+    rfs_loop_free(g.loop);
     close(lfd);
-    stop_workers();
     if (rl)
         net_verbs_listener_close(rl);
-    free(g.workers);
     net_tls_free(g.tls);
-    log_coll_stats();
     rfs_coll_table_free(g.server.coll);
     rfs_keyring_free(&g.keys);
     rfs_server_fini(&g.server);
     rfs_log(RFS_LOG_INFO, "stopped");
-    return 0;
+    return rc < 0 ? 1 : 0;
 }

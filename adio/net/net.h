@@ -65,6 +65,10 @@ struct net_transport {
      * of registering them apart.
      */
     void (*pin)(struct net_conn *conn, const struct iovec *iov, int iovcnt, int reading);
+    /* Optional (NULL: none): whether bytes of the stream already sit in
+     * the transport's own memory (TLS records decrypted ahead), where a
+     * poll of the socket cannot see them. */
+    int (*buffered)(struct net_conn *conn);
 };
 
 /* Every transport's connection starts with this. */
@@ -118,6 +122,11 @@ static inline void net_close(struct net_conn *c)
 {
     if (c)
         c->transport->close(c);
+}
+
+static inline int net_buffered(struct net_conn *c)
+{
+    return c->transport->buffered ? c->transport->buffered(c) : 0;
 }
 
 /* 0 and len bytes in out, or -ENOTSUP for a transport without a binding. */

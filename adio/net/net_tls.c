@@ -360,6 +360,11 @@ static int tls_binding(struct net_conn *conn, uint8_t *out, size_t len)
     return 0;
 }
 
+static int tls_buffered(struct net_conn *conn)
+{
+    return SSL_has_pending(((struct tls_conn *) conn)->ssl);
+}
+
 const struct net_transport net_tls_transport = {
     .name = "tls",
     .connect = tls_connect,
@@ -369,4 +374,5 @@ const struct net_transport net_tls_transport = {
     .shutdown = tls_shutdown,
     .close = tls_close,
     .binding = tls_binding,
+    .buffered = tls_buffered,
 };

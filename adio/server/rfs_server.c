@@ -63,22 +63,59 @@ int rfs_session_reserve(struct rfs_session *ss, uint64_t len)
     return 0;
 }
 
+struct rfs_session *rfs_session_new(const struct rfs_server *s, struct net_conn *conn,
+                                    const char *peer)
+{
+    struct rfs_session *ss = calloc(1, sizeof *ss);
+    if (!ss)
+        return NULL;
+    *ss = (struct rfs_session) { .server = s, .conn = conn, .peer = peer, .root_fd = s->root_fd,
+                                 .key_root_fd = -1, .auth.done = !s->keys };
+    for (int i = 0; i < RFS_MAX_HANDLES; i++)
+        ss->fd[i] = -1;
+    return ss;
+}
+
+int rfs_session_serve_one(struct rfs_session *ss)
+{
+    return rfs_frame_serve_one(ss);
+}
+
+int rfs_session_authenticated(const struct rfs_session *ss)
+{
+    return ss->auth.done;
+}
+
+void rfs_session_idle(struct rfs_session *ss)
+{
+    free(ss->buf);
+    ss->buf = NULL;
+    ss->cap = 0;
+}
+
+void rfs_session_free(struct rfs_session *ss)
+{
+    if (!ss)
+        return;
+    for (int i = 0; i < RFS_MAX_HANDLES; i++) {
+        if (ss->fd[i] >= 0)
+            close(ss->fd[i]);
+        dtype_free(ss->view[i]);
+    }
+    if (ss->key_root_fd >= 0)
+        close(ss->key_root_fd);
+    free(ss->buf);
+    free(ss);
+}
+
 int rfs_serve_connection(const struct rfs_server *s, struct net_conn *conn, const char *peer)
 {
-    struct rfs_session ss = { .server = s, .conn = conn, .peer = peer, .root_fd = s->root_fd,
-                              .key_root_fd = -1, .auth.done = !s->keys };
-    for (int i = 0; i < RFS_MAX_HANDLES; i++)
-        ss.fd[i] = -1;
+    struct rfs_session *ss = rfs_session_new(s, conn, peer);
+    if (!ss)
+        return -ENOMEM;
     int rc;
-    while ((rc = rfs_frame_serve_one(&ss)) == 0)
+    while ((rc = rfs_session_serve_one(ss)) == 0)
         ;
-    for (int i = 0; i < RFS_MAX_HANDLES; i++) {
-        if (ss.fd[i] >= 0)
-            close(ss.fd[i]);
-        dtype_free(ss.view[i]);
-    }
-    if (ss.key_root_fd >= 0)
-        close(ss.key_root_fd);
-    free(ss.buf);
+    rfs_session_free(ss);
     return rc == 1 ? 0 : rc;
 }

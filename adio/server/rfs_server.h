@@ -1,8 +1,10 @@
 /*
  * The request engine of rfsd: serves rfs protocol requests on one
- * connection against files under an export root. One call of
- * rfs_serve_connection per connection, each in its own thread; the engine
- * itself keeps no shared mutable state but the optional rate limit. No MPI here.
+ * connection against files under an export root, request by request
+ * (rfs_session_*: rfs_loop.h serves thousands of connections with a few
+ * threads) or a whole connection in one call (rfs_serve_connection). The
+ * engine keeps no shared mutable state but the optional rate limit and
+ * the collective table. No MPI here.
  */
 #ifndef RFS_SERVER_H_INCLUDED
 #define RFS_SERVER_H_INCLUDED
@@ -34,6 +36,25 @@ void rfs_server_fini(struct rfs_server *s);
 /* Check that the root of every key exists beneath the export root: 0, or
  * a negative errno and a message in err. */
 int rfs_server_check_keys(const struct rfs_server *s, char *err, size_t errlen);
+
+/*
+ * One connection's state: its open files, views, locks and authentication.
+ * rfs_session_new returns NULL when out of memory; peer names the client
+ * in logs and must outlive the session.
+ */
+struct rfs_session;
+struct rfs_session *rfs_session_new(const struct rfs_server *s, struct net_conn *conn,
+                                    const char *peer);
+/* Read one request, perform it and answer: 0, 1 when the peer closed the
+ * connection in order, or a negative errno when the connection must end. */
+int rfs_session_serve_one(struct rfs_session *ss);
+/* Whether the client may be served (with keys: it proved one). */
+int rfs_session_authenticated(const struct rfs_session *ss);
+/* Between requests: give back the request buffer, so that an idle
+ * connection holds no data memory. */
+void rfs_session_idle(struct rfs_session *ss);
+/* Close the files the peer left open (which drops its locks), free. */
+void rfs_session_free(struct rfs_session *ss);
 
 /*
  * Serve requests until the peer closes the connection, the stream turns

@@ -13,12 +13,13 @@ mpicc="$PREFIX/bin/mpicc"
 mpiexec="$PREFIX/bin/mpiexec $MPIEXEC_FLAGS"
 # The clients without MPI, with the client library; TEST_CFLAGS adds
 # sanitizers (make check-sanitize).
-for t in rfs_clients rfsd_hostile; do
+for t in rfs_clients rfsd_hostile rfsd_scale ../bench/scale_load; do
     # shellcheck disable=SC2086
     cc -std=c11 -O2 -g -Wall -Wextra -Werror ${TEST_CFLAGS:-} -I"$here/../../adio" \
-        -o "$work/bin/$t" "$here/$t.c" "$here/../../adio/proto/rfs_client.c" \
+        -o "$work/bin/${t##*/}" "$here/$t.c" "$here/../../adio/proto/rfs_client.c" \
         "$here/../../adio/proto/rfs_proto.c" "$here/../../adio/proto/rfs_auth.c" \
-        "$here/../../adio/net/net_tcp.c" "$here/../../adio/net/net_tls.c" -lpthread -lssl -lcrypto \
+        "$here/../../adio/net/net_tcp.c" "$here/../../adio/net/net_tls.c" \
+        "$here/../../adio/net/net_endpoint.c" -lpthread -lssl -lcrypto \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
@@ -256,6 +257,31 @@ for _ in $(seq 1 200); do grep -q locked "$LOGDIR/hold.out" && break; sleep 0.05
 kill -KILL "$holder"
 { wait "$holder"; } 2>/dev/null
 run_case "rfsd.lock_after_holder_killed" 60 "$work/bin/rfs_clients" "$main_port" lock /held 20
+
+# Crowds (issue 32): 1,000 connections that send nothing do not lock out a
+# client with a key and are closed after --auth-timeout; silent connections
+# that fill --max-connections give way to it then; a request waiting for a
+# lock does not keep the only worker from others.
+if [ -s "$sec/keys" ]; then
+    start_rfsd "$work/crowd-root" "$work" flood --keys "$sec/keys" --auth-timeout 2 || exit 1
+    run_case "rfsd.silent_flood_1000" 60 "$work/bin/rfsd_scale" flood "$RFSD_PORT" \
+        "$sec/good.key" 1000 2
+    start_rfsd "$work/crowd-root" "$work" full --keys "$sec/keys" --auth-timeout 2 \
+        --max-connections 64 || exit 1
+    run_case "rfsd.silent_full_64" 60 "$work/bin/rfsd_scale" full "$RFSD_PORT" \
+        "$sec/good.key" 64 2
+else
+    FAILED=$((FAILED + 1))
+    echo "  FAIL rfsd.silent_flood (no key files)"
+fi
+start_rfsd "$work/crowd-root" "$work" one-worker --threads 1 --max-threads 4 || exit 1
+run_case "rfsd.lock_wait_one_worker" 60 "$work/bin/rfsd_scale" lockwait "$RFSD_PORT"
+# 2,000 connections with the defaults, 64 of them active (every byte read
+# back checked), the rest idle: none refused, and no thread per connection.
+start_rfsd "$work/crowd-root" "$work" crowd || exit 1
+run_case "rfsd.2000_connections" 180 bash -c '"$@" && echo "No Errors"' scale_load \
+    "$work/bin/scale_load" 127.0.0.1 "$RFSD_PORT" --conns 2000 --active 64 --seconds 3 \
+    --rfsd-pid "$RFSD_PID" --max-idle-threads 64
 
 run_case "rfs_large.2GiB" 600 $mpiexec -n 1 "$work/bin/rfs_large" \
     "rfs:127.0.0.1:$main_port:/large"
