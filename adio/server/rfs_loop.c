@@ -378,14 +378,20 @@ static void serve(struct rfs_loop *l, struct conn *c)
     }
     if (rc == 0) {
         rfs_session_idle(c->session);
+        /* Armed under the lock, which the next owner takes before anything
+         * else: the hand-off is ordered for it (and for TSan, which sees no
+         * order in an EPOLL_CTL_MOD). From the unlock on, another worker
+         * may own c: nothing of it is touched. */
         pthread_mutex_lock(&l->lock);
         c->busy = 0;
         c->idle_since = now_ms();
         if (rfs_session_authenticated(c->session))
             c->auth_deadline = 0;
+        rc = arm(l, EPOLL_CTL_MOD, c->fd, (uint64_t) (uintptr_t) c);
+        if (rc < 0)
+            c->busy = 1;
         pthread_mutex_unlock(&l->lock);
-        /* From here another worker may own c: nothing of it is touched. */
-        if ((rc = arm(l, EPOLL_CTL_MOD, c->fd, (uint64_t) (uintptr_t) c)) == 0)
+        if (rc == 0)
             return;
         rfs_log(RFS_LOG_ERROR, "%s: epoll: %s", c->peer, strerror(-rc));
     }

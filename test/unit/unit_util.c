@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,48 +23,19 @@ static void die(const char *what, int err)
     abort();
 }
 
-struct worker_arg {
-    struct test_server *ts;
-    int index;
-};
+/* Workers kept: fewer than the tests' connections, so that the pool hands
+ * connections over and grows while requests wait (locks, collectives). */
+#define TEST_THREADS 2
 
-/* As rfsd: the TLS handshake first if the server has TLS; the connection
- * that results is closed by test_server_stop. */
-static void *worker(void *arg)
+static void on_usr1(int sig)
 {
-    struct worker_arg *w = arg;
-    struct test_server *ts = w->ts;
-    struct net_conn **conn = &ts->conns[w->index];
-    int rc = 0;
-    if (ts->tls && (rc = net_tls_accept(ts->tls, *conn, 5000, conn)) < 0)
-        *conn = NULL;
-    if (rc == 0)
-        rfs_serve_connection(&ts->srv, *conn, "test-client");
-    shutdown(ts->fds[w->index], SHUT_RDWR);
-    free(w);
-    return NULL;
+    (void) sig;
 }
 
-static void *acceptor(void *arg)
+static void *run_loop(void *arg)
 {
-    struct test_server *ts = arg;
-    for (;;) {
-        int fd = accept(ts->lfd, NULL, NULL);
-        if (fd < 0)
-            return NULL;        /* listening socket shut down */
-        if (ts->nworkers == TEST_MAX_CONNS)
-            die("too many test connections", EMFILE);
-        struct net_opts opts = { .timeout_ms = 0 };
-        struct worker_arg *w = calloc(1, sizeof *w);
-        w->ts = ts;
-        w->index = ts->nworkers;
-        ts->fds[ts->nworkers] = fd;
-        if (net_tcp_wrap(fd, &opts, &ts->conns[ts->nworkers]) < 0)
-            die("net_tcp_wrap", errno);
-        int rc = pthread_create(&ts->workers[ts->nworkers++], NULL, worker, w);
-        if (rc != 0)
-            die("pthread_create", rc);
-    }
+    rfs_loop_run(arg);
+    return NULL;
 }
 
 void test_server_start(struct test_server *ts)
@@ -75,7 +47,6 @@ void test_server_start_secure(struct test_server *ts, const struct rfs_keyring *
                               struct net_tls *tls)
 {
     memset(ts, 0, sizeof *ts);
-    ts->tls = tls;
     const char *tmp = getenv("TMPDIR");
     snprintf(ts->root, sizeof ts->root, "%s/rfs-unit-XXXXXX", tmp ? tmp : "/tmp");
     if (!mkdtemp(ts->root))
@@ -92,23 +63,27 @@ void test_server_start_secure(struct test_server *ts, const struct rfs_keyring *
     if (rc < 0)
         die("net_tcp_listen", -rc);
     snprintf(ts->port, sizeof ts->port, "%d", port);
-    rc = pthread_create(&ts->acceptor, NULL, acceptor, ts);
+    /* rfs_loop interrupts workers' lock waits with SIGUSR1 when it stops. */
+    struct sigaction sa = { .sa_handler = on_usr1 };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    struct rfs_loop_opts lo = { .max_conns = 1024, .threads = TEST_THREADS, .max_threads = 256,
+                                .auth_timeout_ms = 10000, .tls = tls };
+    if ((rc = rfs_loop_new(&ts->srv, &lo, ts->lfd, NULL, &ts->loop)) < 0)
+        die("rfs_loop_new", -rc);
+    rc = pthread_create(&ts->runner, NULL, run_loop, ts->loop);
     if (rc != 0)
         die("pthread_create", rc);
 }
 
-/* Connections a failed test left open are shut down, so no worker waits
- * for a peer that will never speak again. */
+/* Connections a failed test left open are shut down by the loop, so no
+ * worker waits for a peer that will never speak again. */
 void test_server_stop(struct test_server *ts)
 {
-    shutdown(ts->lfd, SHUT_RDWR);
-    pthread_join(ts->acceptor, NULL);
+    rfs_loop_stop(ts->loop);
+    pthread_join(ts->runner, NULL);
+    rfs_loop_free(ts->loop);
     close(ts->lfd);
-    for (int i = 0; i < ts->nworkers; i++) {
-        shutdown(ts->fds[i], SHUT_RDWR);
-        pthread_join(ts->workers[i], NULL);
-        net_close(ts->conns[i]);
-    }
     rfs_coll_table_free(ts->srv.coll);
     rfs_server_fini(&ts->srv);
     remove_tree(ts->root);

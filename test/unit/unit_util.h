@@ -1,5 +1,6 @@
 /* Helpers of the unit tests: a temporary export root and an rfs server
- * on a free loopback port, served by real rfs_serve_connection threads. */
+ * on a free loopback port, served by rfsd's event loop (rfs_loop.h) with
+ * few workers, so that every test exercises its hand-offs. */
 #ifndef UNIT_UTIL_H_INCLUDED
 #define UNIT_UTIL_H_INCLUDED
 
@@ -8,10 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/rfs_loop.h"
 #include "server/rfs_server.h"
 #include "../fill_random.h"
-
-#define TEST_MAX_CONNS 64
 
 /* Skip the running test (cmocka's skip()), saying why: test/run-unit.sh
  * prints the reason and counts the test as skipped. */
@@ -26,12 +26,8 @@ struct test_server {
     char root[4096];
     char port[16];
     int lfd;
-    pthread_t acceptor;
-    pthread_t workers[TEST_MAX_CONNS];
-    struct net_conn *conns[TEST_MAX_CONNS];
-    int fds[TEST_MAX_CONNS];
-    struct net_tls *tls;        /* NULL: plain TCP */
-    int nworkers;
+    struct rfs_loop *loop;
+    pthread_t runner;           /* rfs_loop_run */
 };
 
 void test_server_start(struct test_server *ts);
