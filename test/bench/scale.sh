@@ -47,7 +47,7 @@ field() {
 # ratio NAME KEY BASE: per-pass NAME/BASE of KEY, their median
 ratio() {
     paste -d' ' <(field "$1" "$2") <(field "$3" "$2") |
-        awk '{ printf "%.3f\n", $2 > 0 ? $1 / $2 : 0 }' | median
+        awk '{ printf "%.3f\n", ($2 > 0 ? $1 / $2 : 0) }' | median
 }
 
 configs="base:64:64 c100:100:64 c1000:1000:64 c10000:10000:64 a1000:1000:1000 c10000a1000:10000:1000"
@@ -69,7 +69,7 @@ for cfg in $configs; do
         "$(field "$name" mb_per_s | median)" "$(field "$name" p50_us | median)" \
         "$(field "$name" p99_us | median)" \
         "$(paste -d' ' <(field "$name" p99_us) <(field "$name" p50_us) |
-           awk '{ printf "%.1f\n", $2 > 0 ? $1 / $2 : 0 }' | median)" \
+           awk '{ printf "%.1f\n", ($2 > 0 ? $1 / $2 : 0) }' | median)" \
         "$(field "$name" idle_kib_per_conn | median)" "$(field "$name" threads_active | median)"
 done
 echo "(x base: ops/s against 64 active alone in the same pass; KiB/idle: rfsd's resident memory"
