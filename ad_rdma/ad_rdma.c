@@ -14,7 +14,7 @@
 
 struct ADIOI_Fns_struct ADIO_RDMA_operations = {
     ADIOI_RDMA_Open,                /* Open */
-    ADIOI_GEN_OpenColl,             /* OpenColl */
+    ADIOI_RDMA_OpenColl,            /* OpenColl */
     ADIOI_RDMA_ReadContig,          /* ReadContig */
     ADIOI_RDMA_WriteContig,         /* WriteContig */
     ADIOI_RDMA_ReadStridedColl,     /* ReadStridedColl */

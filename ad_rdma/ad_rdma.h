@@ -95,6 +95,7 @@ void ADIOI_RDMA_WriteStridedColl(ADIO_File fd, const void *buf, int count,
                                  ADIO_Status *status, int *error_code);
 
 void ADIOI_RDMA_Open(ADIO_File fd, int *error_code);
+void ADIOI_RDMA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code);
 void ADIOI_RDMA_Close(ADIO_File fd, int *error_code);
 void ADIOI_RDMA_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,

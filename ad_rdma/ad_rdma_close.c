@@ -33,7 +33,7 @@ static void print_stats(const ADIOI_RDMA_File *f)
             "calls naive %llu list %llu datatype %llu; list requests %llu (%.1f pairs, %.1f "
             "memory segments each, at most %llu bytes in flight, to %u servers); "
             "datatype requests %llu (%llu bytes staged); disk-directed rounds %llu; bytes read "
-            "%llu written %llu\n", f->path,
+            "%llu written %llu; header reads %u\n", f->path,
             names[f->method], f->sf.layout.factor, (unsigned long long) f->sf.layout.unit,
             (unsigned long long) st->data_requests,
             (unsigned long long) st->calls[STRIPE_NAIVE],
@@ -47,7 +47,7 @@ static void print_stats(const ADIOI_RDMA_File *f)
             (unsigned long long) st->view_requests, (unsigned long long) st->staged,
             (unsigned long long) st->coll_rounds,
             (unsigned long long) st->bytes[0],
-            (unsigned long long) st->bytes[1]);
+            (unsigned long long) st->bytes[1], st->header_reads);
     for (uint32_t i = 0; i < f->sf.layout.factor; i++) {
         const struct rfs_client_stats *c = &f->sf.obj[i].stats;
         fprintf(stderr, "rdma stats: %s: server %u (%s:%s): %llu requests, %llu bytes sent, "

@@ -3,8 +3,16 @@
  * and report the layout the file really has: a file created here takes
  * striping_factor and striping_unit from the hints, an existing one
  * keeps the layout stored in its objects' headers.
+ *
+ * The collective open (OpenColl) does that on one process, the first
+ * aggregator, and broadcasts the layout, or its error, to the others,
+ * which open the objects without reading a header or creating anything:
+ * a file's headers are read once per open, not once per process, and no
+ * process opens twice (ROMIO's generic one opens a created file on its
+ * first process, closes it, and opens it again everywhere).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "ad_rdma.h"
 #include "adio_extern.h"
@@ -17,7 +25,16 @@
  * verbs (servers without --rdma). TLS runs over TCP only, so
  * rfs_transport=tls keeps the file on TCP.
  */
-static int open_stripes(ADIOI_RDMA_File *f, struct stripe_open_args *a)
+/* stripe_open, or with a layout the collective open's root read */
+static int open_objects(ADIOI_RDMA_File *f, const struct stripe_open_args *a,
+                        const struct stripe_layout *known)
+{
+    return known ? stripe_open_known(&f->sf, &f->servers, f->path, a, known)
+                 : stripe_open(&f->sf, &f->servers, f->path, a);
+}
+
+static int open_stripes(ADIOI_RDMA_File *f, struct stripe_open_args *a,
+                        const struct stripe_layout *known)
 {
     int want = f->transport == ADIOI_RDMA_TRANSPORT_VERBS ||
                (f->transport == ADIOI_RDMA_TRANSPORT_AUTO && net_verbs_available());
@@ -25,16 +42,16 @@ static int open_stripes(ADIOI_RDMA_File *f, struct stripe_open_args *a)
     if (f->verbs) {
         const struct net_transport *tcp = a->connect.transport;
         a->connect.transport = &net_verbs_transport;
-        int rc = stripe_open(&f->sf, &f->servers, f->path, a);
+        int rc = open_objects(f, a, known);
         if (rc >= 0 || f->transport == ADIOI_RDMA_TRANSPORT_VERBS)
             return rc;
         a->connect.transport = tcp;
         f->verbs = 0;
     }
-    return stripe_open(&f->sf, &f->servers, f->path, a);
+    return open_objects(f, a, known);
 }
 
-void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
+static void open_file(ADIO_File fd, const struct stripe_layout *known, int *error_code)
 {
     static char myname[] = "ADIOI_RDMA_OPEN";
     ADIOI_RDMA_File *f = ADIOI_Calloc(1, sizeof *f);
@@ -73,7 +90,7 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
     a.connect.net.registration = f->registration;
     a.connect.net.pack_max = f->pack_max;
     a.connect.net.rcvbuf = f->tcp_rcvbuf;
-    int rc = open_stripes(f, &a);
+    int rc = open_stripes(f, &a, known);
     f->sf.max_pairs = max_pairs;
     f->sf.max_inflight = max_inflight;
     f->sf.max_servers = max_servers;
@@ -93,4 +110,74 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
     ADIOI_RDMA_Report_layout(fd, f);
     fd->fs_ptr = f;
     *error_code = MPI_SUCCESS;
+}
+
+void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
+{
+    open_file(fd, NULL, error_code);
+}
+
+/* What the collective open's root tells the others. */
+struct root_open {
+    int32_t error_class;        /* MPI_SUCCESS: the layout follows */
+    uint32_t factor;
+    uint64_t unit, file_id;
+    char message[MPI_MAX_ERROR_STRING];
+};
+
+static void root_result(ADIO_File fd, int error_code, struct root_open *r)
+{
+    const ADIOI_RDMA_File *f = fd->fs_ptr;
+    int len = 0;
+    if (error_code != MPI_SUCCESS) {
+        MPI_Error_class(error_code, &r->error_class);
+        MPI_Error_string(error_code, r->message, &len);
+        return;
+    }
+    r->factor = f->sf.layout.factor;
+    r->unit = f->sf.layout.unit;
+    r->file_id = f->sf.layout.file_id;
+}
+
+void ADIOI_RDMA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
+{
+    static char myname[] = "ADIOI_RDMA_OPENCOLL";
+    int root = fd->hints->ranklist[0];
+    struct root_open r;
+    memset(&r, 0, sizeof r);
+    fd->blksize = 4 * 1024 * 1024;      /* as ROMIO's generic open, for its file domains */
+    fd->access_mode = access_mode;
+    if (rank == root) {
+        open_file(fd, NULL, error_code);
+        root_result(fd, *error_code, &r);
+    }
+    MPI_Bcast(&r, (int) sizeof r, MPI_BYTE, root, fd->comm);
+    if (rank != root && r.error_class != MPI_SUCCESS) {
+        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                           r.error_class, "**io", "**io %s", r.message);
+        return;
+    }
+    struct stripe_layout known = { .unit = r.unit, .factor = r.factor, .file_id = r.file_id };
+    char value[32];
+    if (rank != root && fd->hints->deferred_open && !fd->is_agg) {
+        /* ROMIO opens it here only if this process ever does I/O itself
+         * (ADIO_ImmediateOpen); the layout is reported meanwhile. */
+        fd->hints->striping_unit = (int) known.unit;
+        fd->hints->striping_factor = (int) known.factor;
+        snprintf(value, sizeof value, "%llu", (unsigned long long) known.unit);
+        ADIOI_Info_set(fd->info, "striping_unit", value);
+        snprintf(value, sizeof value, "%u", known.factor);
+        ADIOI_Info_set(fd->info, "striping_factor", value);
+        *error_code = MPI_SUCCESS;
+        return;
+    }
+    if (rank != root) {
+        fd->access_mode = access_mode & ~(ADIO_CREATE | ADIO_EXCL);
+        open_file(fd, &known, error_code);
+        fd->access_mode = access_mode;
+    }
+    if (*error_code == MPI_SUCCESS) {
+        fd->is_open = 1;
+        fd->dirty_write = 0;
+    }
 }

@@ -194,6 +194,7 @@ int main(int argc, char **argv)
     const char *keys = NULL, *tls_cert = NULL, *tls_key = NULL;
     long max_conns = 0, threads = DEFAULT_THREADS, max_threads = DEFAULT_MAX_THREADS;
     long auth_timeout_s = DEFAULT_AUTH_TIMEOUT_S, idle_timeout_s = 0;
+    int threads_given = 0;
     long max_data_mib = RFS_MAX_DATA >> 20;
     double rate_mb = 0;
     int rdma = 0;
@@ -248,6 +249,7 @@ int main(int argc, char **argv)
         case 't':
             if (parse_count(optarg, "--threads", 1, 4096, &threads) < 0)
                 return 2;
+            threads_given = 1;
             break;
         case 'm':
             if (parse_count(optarg, "--max-threads", 1, 65536, &max_threads) < 0)
@@ -258,7 +260,7 @@ int main(int argc, char **argv)
                 return 2;
             break;
         case 'i':
-            if (parse_count(optarg, "--idle-timeout", 0, 86400 * 30, &idle_timeout_s) < 0)
+            if (parse_count(optarg, "--idle-timeout", 0, 86400 * 24, &idle_timeout_s) < 0)
                 return 2;
             break;
         case 'd':
@@ -293,6 +295,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (!threads_given && threads > max_threads)
+        threads = max_threads;
     if (max_threads < threads) {
         fprintf(stderr, "rfsd: --max-threads must be at least --threads (%ld)\n", threads);
         return 2;
@@ -356,6 +360,12 @@ int main(int argc, char **argv)
     if (rc < 0)
         rfs_log(RFS_LOG_ERROR, "cannot start workers: %s", strerror(-rc));
     log_stats();
+    /* No signal handler may reach the loop once it is freed. */
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
     rfs_loop_free(g.loop);
     close(lfd);
     if (rl)

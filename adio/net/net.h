@@ -154,8 +154,9 @@ int net_tls_client_new(const char *ca_file, int verify, struct net_tls **out, ch
 int net_tls_server_new(const char *cert_file, const char *key_file, struct net_tls **out,
                        char *err, size_t errlen);
 void net_tls_free(struct net_tls *tls);
-/* Server side: the TLS handshake on an accepted TCP connection, bounded by
- * timeout_ms. Takes ownership of tcp, also on failure. */
+/* Server side: the TLS handshake on an accepted TCP connection, timeout_ms
+ * in all however the peer paces it; the socket's own timeouts stay as they
+ * were. Takes ownership of tcp, also on failure. */
 int net_tls_accept(struct net_tls *tls, struct net_conn *tcp, int timeout_ms,
                    struct net_conn **out);
 

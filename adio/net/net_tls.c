@@ -11,12 +11,15 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -124,15 +127,6 @@ static int tls_errno(SSL *ssl, int ret)
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
         return -ETIMEDOUT;
     return -EPROTO;
-}
-
-static int set_socket_timeouts(int fd, int timeout_ms)
-{
-    struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0)
-        return -errno;
-    return 0;
 }
 
 /*
@@ -253,6 +247,31 @@ static int tls_connect(const char *host, const char *port, const struct net_opts
     return 0;
 }
 
+/* The handshake on a non-blocking socket, waiting at most until deadline
+ * (CLOCK_MONOTONIC, ms) in all: a peer sending a byte now and then must not
+ * stretch it, as a per-receive timeout would let it. */
+static int accept_by(struct tls_conn *c, int fd, int64_t deadline)
+{
+    for (;;) {
+        ERR_clear_error();
+        int ret = SSL_accept(c->ssl);
+        if (ret == 1)
+            return 0;
+        int e = SSL_get_error(c->ssl, ret);
+        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+            return tls_errno(c->ssl, ret);
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t left = deadline - ((int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+        struct pollfd p = { .fd = fd, .events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT };
+        int n = left > 0 ? poll(&p, 1, (int) left) : 0;
+        if (n == 0)
+            return -ETIMEDOUT;
+        if (n < 0 && errno != EINTR)
+            return -errno;
+    }
+}
+
 int net_tls_accept(struct net_tls *tls, struct net_conn *tcp, int timeout_ms,
                    struct net_conn **out)
 {
@@ -263,10 +282,16 @@ int net_tls_accept(struct net_tls *tls, struct net_conn *tcp, int timeout_ms,
         net_close(tcp);
         return rc;
     }
-    /* A client that never finishes its handshake must not hold a worker. */
-    if ((rc = set_socket_timeouts(fd, timeout_ms)) == 0) {
-        int ret = SSL_accept(c->ssl);
-        rc = ret == 1 ? set_socket_timeouts(fd, 0) : tls_errno(c->ssl, ret);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t deadline = (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + timeout_ms;
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        rc = -errno;
+    else {
+        rc = accept_by(c, fd, deadline);
+        if (fcntl(fd, F_SETFL, flags) < 0 && rc == 0)
+            rc = -errno;
     }
     if (rc < 0) {
         tls_free(c);

@@ -245,9 +245,8 @@ static void admit_tcp(struct rfs_loop *l, int fd)
  * refuse it, instead of leaving it in the backlog to wake us again. */
 static void shed(struct rfs_loop *l)
 {
-    if (l->spare_fd < 0)
-        return;
-    close(l->spare_fd);
+    if (l->spare_fd >= 0)
+        close(l->spare_fd);
     int fd = accept4(l->listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd >= 0)
         refuse(fd, "out of file descriptors");
@@ -262,13 +261,14 @@ static void accept_tcp(struct rfs_loop *l)
             admit_tcp(l, fd);
             continue;
         }
-        if (errno == EMFILE || errno == ENFILE) {
-            rfs_log(RFS_LOG_WARN, "accept: %s", strerror(errno));
-            shed(l);
-        } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-            rfs_log(RFS_LOG_WARN, "accept: %s", strerror(errno));
-        if (errno == EAGAIN)
+        int err = errno;
+        if (err == EAGAIN)
             break;
+        if (err == EMFILE || err == ENFILE) {
+            rfs_log(RFS_LOG_WARN, "accept: %s", strerror(err));
+            shed(l);
+        } else if (err != EINTR && err != ECONNABORTED)
+            rfs_log(RFS_LOG_WARN, "accept: %s", strerror(err));
     }
     int rc = arm(l, EPOLL_CTL_MOD, l->listen_fd, KEY_LISTEN);
     if (rc < 0)
@@ -333,6 +333,19 @@ static void accept_verbs(struct rfs_loop *l)
         rfs_log(RFS_LOG_ERROR, "rdma listener: epoll: %s", strerror(-rc));
 }
 
+/* Once the client proved its key (or needs none), no deadline of the
+ * sweeper's applies to it but the idle one. */
+static void authenticated(struct rfs_loop *l, struct conn *c)
+{
+    if (!c->session || !rfs_session_authenticated(c->session))
+        return;
+    pthread_mutex_lock(&l->lock);
+    c->auth_deadline = 0;
+    pthread_mutex_unlock(&l->lock);
+}
+
+/* The handshake is bounded by auth_timeout_ms in all (net_tls_accept), and
+ * the sweeper keeps off the socket meanwhile: a failed handshake closes it. */
 static int finish_handshake(struct rfs_loop *l, struct conn *c)
 {
     pthread_mutex_lock(&l->lock);
@@ -354,7 +367,10 @@ static int finish_handshake(struct rfs_loop *l, struct conn *c)
     }
     c->handshake = 0;
     c->session = rfs_session_new(l->server, c->net, c->peer);
-    return c->session ? 0 : -ENOMEM;
+    if (!c->session)
+        return -ENOMEM;
+    authenticated(l, c);
+    return 0;
 }
 
 /* More of the stream is here already: in the socket or the transport. */
@@ -371,9 +387,12 @@ static void serve(struct rfs_loop *l, struct conn *c)
     c->busy = 1;
     pthread_mutex_unlock(&l->lock);
     int rc = c->handshake ? finish_handshake(l, c) : 0;
-    for (int i = 0; rc == 0 && i < SERVE_BATCH; i++) {
+    for (int i = 1; rc == 0; i++) {
         rc = rfs_session_serve_one(c->session);
-        if (rc == 0 && !input_waiting(c))
+        authenticated(l, c);
+        /* Past the batch, only what the transport holds itself, which no
+         * event would announce, is served before the connection goes back. */
+        if (rc == 0 && (i >= SERVE_BATCH ? !net_buffered(c->net) : !input_waiting(c)))
             break;
     }
     if (rc == 0) {
@@ -385,8 +404,6 @@ static void serve(struct rfs_loop *l, struct conn *c)
         pthread_mutex_lock(&l->lock);
         c->busy = 0;
         c->idle_since = now_ms();
-        if (rfs_session_authenticated(c->session))
-            c->auth_deadline = 0;
         rc = arm(l, EPOLL_CTL_MOD, c->fd, (uint64_t) (uintptr_t) c);
         if (rc < 0)
             c->busy = 1;
@@ -400,6 +417,8 @@ static void serve(struct rfs_loop *l, struct conn *c)
 
 static void take_event(struct rfs_loop *l, uint64_t key)
 {
+    if (key == KEY_STOP)
+        return;
     if (key == KEY_LISTEN)
         accept_tcp(l);
     else if (key == KEY_VERBS)
@@ -429,6 +448,7 @@ static void *worker_main(void *arg)
             break;
         if (n < 0 && errno != EINTR) {
             rfs_log(RFS_LOG_ERROR, "epoll_wait: %s", strerror(errno));
+            atomic_fetch_sub(&l->nthreads, 1);
             break;
         }
         if (n <= 0)
@@ -596,13 +616,14 @@ void rfs_loop_stop(struct rfs_loop *l)
 static void shut_down(struct rfs_loop *l)
 {
     uint64_t one = 1;
+    atomic_store(&l->stop, 1);
     if (write(l->stop_fd, &one, sizeof one) != sizeof one)
         rfs_log(RFS_LOG_ERROR, "stop: %s", strerror(errno));
     for (;;) {
         int alive = 0;
         pthread_mutex_lock(&l->lock);
         for (struct conn *c = l->conns.next; c != &l->conns; c = c->next)
-            if (c->busy && !c->in_handshake) {
+            if (c->busy && !c->in_handshake && !c->ending) {
                 if (c->fd >= 0)
                     shutdown(c->fd, SHUT_RDWR);
                 else

@@ -153,6 +153,7 @@ static int read_header(struct stripe_file *f, uint32_t i, struct stripe_header *
     uint8_t buf[STRIPE_HDR_USED];
     uint64_t got = 0;
     int rc = rfs_pread(&f->obj[i], STRIPE_HANDLE, buf, sizeof buf, 0, &got);
+    f->stats.header_reads++;
     *empty = rc == 0 && got == 0;
     if (rc != 0 || *empty)
         return failed_at(f, (int) i, rc);
@@ -255,24 +256,66 @@ static int find_layout(struct stripe_file *f, const struct stripe_servers *sv,
     return 0;
 }
 
-int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
-                const struct stripe_open_args *a)
+static void open_init(struct stripe_file *f)
 {
-    struct rfs_stat st = { 0, 0 };
-    int create = 0;
     memset(f, 0, sizeof *f);
     f->failed = -1;
     f->max_pairs = STRIPE_DEFAULT_PAIRS;
     f->max_inflight = STRIPE_DEFAULT_INFLIGHT;
     f->max_servers = STRIPE_DEFAULT_INFLIGHT_SERVERS;
-    if (sv->n == 0)
-        return RFS_E_INVAL;
-    /* The header must be read even by a write-only open: ask for read and
-     * write access (as ROMIO does for data sieving); a file that may not
-     * be read cannot be opened (RFS_E_ACCES). */
+}
+
+/* The header must be read even by a write-only open: ask for read and
+ * write access (as ROMIO does for data sieving); a file that may not be
+ * read cannot be opened (RFS_E_ACCES). A collective open's other processes
+ * open as the one that read the header did. */
+static struct stripe_open_args read_write(const struct stripe_open_args *a)
+{
     struct stripe_open_args rw = *a;
     if ((a->flags & RFS_O_ACCMODE) == RFS_O_WRONLY)
         rw.flags = (a->flags & ~RFS_O_ACCMODE) | RFS_O_RDWR;
+    return rw;
+}
+
+/* Every object's server learns the layout; on failure all is closed. */
+static int set_layouts(struct stripe_file *f, int rc)
+{
+    for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++)
+        rc = failed_at(f, (int) i, rfs_set_layout(&f->obj[i], STRIPE_HANDLE, i,
+                                                  f->layout.factor, f->layout.unit,
+                                                  STRIPE_HDR_SIZE));
+    if (rc != 0) {
+        int failed = f->failed;
+        stripe_close(f);                /* closing object 0 drops the lock */
+        f->failed = failed;
+    }
+    return rc;
+}
+
+int stripe_open_known(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
+                      const struct stripe_open_args *a, const struct stripe_layout *layout)
+{
+    open_init(f);
+    if (layout->factor > sv->n || stripe_layout_check(layout) < 0)
+        return RFS_E_INVAL;
+    struct stripe_open_args rw = read_write(a);
+    rw.flags &= ~(RFS_O_CREAT | RFS_O_EXCL);
+    f->layout = *layout;
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < layout->factor; i++)
+        rc = open_object(f, sv, i, path, rw.flags, &rw, NULL);
+    return set_layouts(f, rc);
+}
+
+int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
+                const struct stripe_open_args *a)
+{
+    struct rfs_stat st = { 0, 0 };
+    int create = 0;
+    open_init(f);
+    if (sv->n == 0)
+        return RFS_E_INVAL;
+    struct stripe_open_args rw = read_write(a);
     int rc = open_object(f, sv, 0, path, rw.flags, &rw, &st);
     int locked = rc == 0 && (st.size == 0 || (rw.flags & RFS_O_CREAT)), empty = 0;
     for (int tries = 0; locked; tries++) {
@@ -298,16 +341,7 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
         rc = write_header(f, 0);
     if (locked && rc == 0)
         rc = failed_at(f, 0, create_unlock(f));
-    for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++)
-        rc = failed_at(f, (int) i, rfs_set_layout(&f->obj[i], STRIPE_HANDLE, i,
-                                                  f->layout.factor, f->layout.unit,
-                                                  STRIPE_HDR_SIZE));
-    if (rc != 0) {
-        int failed = f->failed;
-        stripe_close(f);                /* closing object 0 drops the lock */
-        f->failed = failed;
-    }
-    return rc;
+    return set_layouts(f, rc);
 }
 
 int stripe_unlink(const struct rfs_connect_opts *o, const struct stripe_servers *sv,

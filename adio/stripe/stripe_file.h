@@ -70,6 +70,7 @@ struct stripe_stats {
     uint64_t bytes[2];                  /* data bytes read, written */
     uint64_t inflight_peak;             /* most list and naive data bytes in flight at once */
     uint32_t servers_peak;              /* most servers with list or naive requests at once */
+    uint32_t header_reads;              /* objects' headers read at open */
 };
 
 struct stripe_file {
@@ -112,6 +113,14 @@ struct stripe_open_args {
  */
 int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
                 const struct stripe_open_args *a);
+/*
+ * Open PATH's objects with a layout another process read (a collective
+ * open: stripe_open on one process, its layout broadcast): no header is
+ * read and nothing is created (RFS_O_CREAT and RFS_O_EXCL are dropped).
+ * A layout over more objects than sv has servers is RFS_E_INVAL.
+ */
+int stripe_open_known(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
+                      const struct stripe_open_args *a, const struct stripe_layout *layout);
 /* Closes every object; returns the first failure. */
 int stripe_close(struct stripe_file *f);
 int stripe_unlink(const struct rfs_connect_opts *o, const struct stripe_servers *sv,

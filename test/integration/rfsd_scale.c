@@ -9,6 +9,11 @@
  *       LIMIT silent connections fill a server started with
  *       --max-connections LIMIT: a client with a key is refused (busy), and
  *       served once the server has closed them (AUTH_S + 3 s at most).
+ *   rfsd_scale slowhello PORT AUTH_S
+ *       Against a TLS server: a client that starts a handshake (a record
+ *       header announcing 16 KiB) and sends one more byte every 0.5 s must
+ *       be closed within AUTH_S + 2 s: the handshake is bounded in all,
+ *       not per receive.
  *   rfsd_scale lockwait PORT
  *       Against a server with --threads 1: one client holds a write lock,
  *       a second waits for it (its request occupies a worker), and a third
@@ -173,6 +178,23 @@ static void full(const char *keyfile, int limit, int auth_s)
     crowd_closed(fds, limit, 1);
 }
 
+static void slowhello(int auth_s)
+{
+    static const unsigned char record[] = { 0x16, 0x03, 0x01, 0x40, 0x00 };
+    int fd = silent_connection();
+    double t0 = now();
+    if (send(fd, record, sizeof record, MSG_NOSIGNAL) != (ssize_t) sizeof record)
+        FAIL("send: %s", strerror(errno));
+    while (!closed_by_server(fd, 0.5)) {
+        if (now() - t0 > auth_s + 2)
+            FAIL("a handshake paced at a byte per 0.5 s still open after %.1f s", now() - t0);
+        if (send(fd, "\x01", 1, MSG_NOSIGNAL) != 1)
+            break;              /* closed meanwhile */
+    }
+    printf("slowhello: closed after %.1f s\n", now() - t0);
+    close(fd);
+}
+
 struct locker {
     uint32_t kind;
     int wait, rc;
@@ -231,11 +253,15 @@ int main(int argc, char **argv)
     } else if (argc == 6 && !strcmp(argv[1], "full")) {
         port = argv[2];
         full(argv[3], atoi(argv[4]), atoi(argv[5]));
+    } else if (argc == 4 && !strcmp(argv[1], "slowhello")) {
+        port = argv[2];
+        slowhello(atoi(argv[3]));
     } else if (argc == 3 && !strcmp(argv[1], "lockwait")) {
         port = argv[2];
         lockwait();
     } else {
-        fprintf(stderr, "usage: rfsd_scale flood|full PORT KEYFILE N AUTH_S | lockwait PORT\n");
+        fprintf(stderr, "usage: rfsd_scale flood|full PORT KEYFILE N AUTH_S | slowhello PORT AUTH_S | "
+                        "lockwait PORT\n");
         return 2;
     }
     printf("No Errors\n");

@@ -24,7 +24,7 @@ for t in rfs_clients rfsd_hostile rfsd_scale ../bench/scale_load; do
 done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
     abt_order abt_coll_visible abt_wait abt_strided abt_faults rdma_faults rfs_security rdma_subarray \
-    big_view; do
+    big_view rdma_open_count; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -151,6 +151,19 @@ ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_subarray.np4" 300 $mpiexec -n 4 
     "$work/bin/rdma_subarray" "rdma:/d/" 2048
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "big_view.rdma.np2" 120 $mpiexec -n 2 \
     "$work/bin/big_view" "rdma:/d/"
+# The collective open (issue 32): the headers are read once per open, by one
+# process, whatever the number of processes (ROMIO_RDMA_STATS' "header
+# reads" of every close, all processes: 1 at creation, 4 at the reopen).
+for np in 2 4 8; do
+    for r in $RDMA_ROOTS; do mkdir -p "$r/oc$np"; done
+    ROMIO_RDMA_SERVERS=$RDMA_SERVERS ROMIO_RDMA_STATS=1 run_case "rdma_open_count.np$np" 120 \
+        bash -c 'stats=$1; shift; "$@" 2> "$stats"; rc=$?
+                 n=$(sed -n "s/.*header reads \([0-9]*\).*/\1/p" "$stats" |
+                     awk "{ s += \$1 } END { print s + 0 }")
+                 echo "header reads, all processes and opens: $n (expected 5)"
+                 [ "$n" = 5 ] && exit $rc; exit 1' open_count "$LOGDIR/open_count.np$np.stats" \
+        $mpiexec -n $np "$work/bin/rdma_open_count" "rdma:/oc$np/" 4
+done
 # reuse the 4 servers of the last layout: the rfs: tests' other programs
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_large.2GiB" 600 $mpiexec -n 1 \
     "$work/bin/rfs_large" "rdma:/large"
@@ -270,6 +283,9 @@ if [ -s "$sec/keys" ]; then
         --max-connections 64 || exit 1
     run_case "rfsd.silent_full_64" 60 "$work/bin/rfsd_scale" full "$RFSD_PORT" \
         "$sec/good.key" 64 2
+    start_rfsd "$work/crowd-root" "$work" slow-tls --keys "$sec/keys" --tls-cert "$sec/ca.crt" \
+        --tls-key "$sec/server.key" --auth-timeout 2 || exit 1
+    run_case "rfsd.slow_tls_handshake" 60 "$work/bin/rfsd_scale" slowhello "$RFSD_PORT" 2
 else
     FAILED=$((FAILED + 1))
     echo "  FAIL rfsd.silent_flood (no key files)"
