@@ -176,8 +176,6 @@ void ADIOI_RDMA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
         open_file(fd, &known, error_code);
         fd->access_mode = access_mode;
     }
-    if (*error_code == MPI_SUCCESS) {
+    if (*error_code == MPI_SUCCESS)
         fd->is_open = 1;
-        fd->dirty_write = 0;
-    }
 }
