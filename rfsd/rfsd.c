@@ -158,14 +158,17 @@ static void log_stats(void)
                 (unsigned long long) s.timeouts);
 }
 
-/* A whole number of lo..hi for flag `name`, or -1 with a message. */
-static int parse_count(const char *arg, const char *name, long lo, long hi, long *out)
+/* A whole number of lo..hi for flag `name` (in `unit`, "" for a count),
+ * or -1 with a message. */
+static int parse_count(const char *arg, const char *name, long lo, long hi, const char *unit,
+                       long *out)
 {
     char *end;
     errno = 0;
     long v = strtol(arg, &end, 10);
     if (errno || end == arg || *end || v < lo || v > hi) {
-        fprintf(stderr, "rfsd: %s must be %ld..%ld\n", name, lo, hi);
+        fprintf(stderr, "rfsd: %s must be %ld..%ld%s%s%s\n", name, lo, hi, *unit ? " (" : "",
+                unit, *unit ? ")" : "");
         return -1;
     }
     *out = v;
@@ -222,18 +225,12 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "r:b:p:f:c:d:l:R:k:C:K:H:T:t:m:a:i:Vh", opts, NULL)) != -1) {
         switch (c) {
         case 'H':
-            coll_cache_mib = strtol(optarg, &end, 10);
-            if (*end || coll_cache_mib < 0 || coll_cache_mib > (1L << 20)) {
-                fprintf(stderr, "rfsd: --coll-cache must be 0..1048576 (MiB)\n");
+            if (parse_count(optarg, "--coll-cache", 0, 1L << 20, "MiB", &coll_cache_mib) < 0)
                 return 2;
-            }
             break;
         case 'T':
-            coll_timeout_s = strtol(optarg, &end, 10);
-            if (*end || coll_timeout_s < 1 || coll_timeout_s > 86400) {
-                fprintf(stderr, "rfsd: --coll-timeout must be 1..86400 (seconds)\n");
+            if (parse_count(optarg, "--coll-timeout", 1, 86400, "seconds", &coll_timeout_s) < 0)
                 return 2;
-            }
             break;
         case 'k': keys = optarg; break;
         case 'C': tls_cert = optarg; break;
@@ -243,34 +240,34 @@ int main(int argc, char **argv)
         case 'p': port = optarg; break;
         case 'f': port_file = optarg; break;
         case 'c':
-            if (parse_count(optarg, "--max-connections", 1, INT_MAX, &max_conns) < 0)
+            if (parse_count(optarg, "--max-connections", 1, INT_MAX, "", &max_conns) < 0)
                 return 2;
             break;
         case 't':
-            if (parse_count(optarg, "--threads", 1, 4096, &threads) < 0)
+            if (parse_count(optarg, "--threads", 1, 4096, "", &threads) < 0)
                 return 2;
             threads_given = 1;
             break;
         case 'm':
-            if (parse_count(optarg, "--max-threads", 1, 65536, &max_threads) < 0)
+            if (parse_count(optarg, "--max-threads", 1, 65536, "", &max_threads) < 0)
                 return 2;
             break;
         case 'a':
-            if (parse_count(optarg, "--auth-timeout", 1, 3600, &auth_timeout_s) < 0)
+            if (parse_count(optarg, "--auth-timeout", 1, 3600, "seconds",
+                            &auth_timeout_s) < 0)
                 return 2;
             break;
         case 'i':
-            if (parse_count(optarg, "--idle-timeout", 0, 86400 * 24, &idle_timeout_s) < 0)
+            if (parse_count(optarg, "--idle-timeout", 0, 86400 * 24, "seconds",
+                            &idle_timeout_s) < 0)
                 return 2;
             break;
         case 'd':
             /* At least one client piece (RFS_CLIENT_PIECE, 1 MiB), at most
              * the protocol's limit. */
-            max_data_mib = strtol(optarg, &end, 10);
-            if (*end || max_data_mib < 1 || max_data_mib > (long) (RFS_MAX_DATA >> 20)) {
-                fprintf(stderr, "rfsd: --max-data must be 1..%u (MiB)\n", RFS_MAX_DATA >> 20);
+            if (parse_count(optarg, "--max-data", 1, RFS_MAX_DATA >> 20, "MiB",
+                            &max_data_mib) < 0)
                 return 2;
-            }
             break;
         case 'R':
             rate_mb = strtod(optarg, &end);

@@ -166,6 +166,14 @@ static int take_slot(struct rfs_loop *l)
     return ok;
 }
 
+/* A slot taken for a connection that did not come to be. */
+static void give_slot(struct rfs_loop *l)
+{
+    pthread_mutex_lock(&l->lock);
+    l->stats.open--;
+    pthread_mutex_unlock(&l->lock);
+}
+
 static void list_insert(struct rfs_loop *l, struct conn *c)
 {
     pthread_mutex_lock(&l->lock);
@@ -220,9 +228,7 @@ static void admit_tcp(struct rfs_loop *l, int fd)
         else
             close(fd);
         free(c);
-        pthread_mutex_lock(&l->lock);
-        l->stats.open--;
-        pthread_mutex_unlock(&l->lock);
+        give_slot(l);
         return;
     }
     c->loop = l;
@@ -325,9 +331,7 @@ static void accept_verbs(struct rfs_loop *l)
         free(c);
         if (rc == 1)
             net_close(net);
-        pthread_mutex_lock(&l->lock);
-        l->stats.open--;
-        pthread_mutex_unlock(&l->lock);
+        give_slot(l);
     }
     if ((rc = arm(l, EPOLL_CTL_MOD, net_verbs_listener_fd(l->vl), KEY_VERBS)) < 0)
         rfs_log(RFS_LOG_ERROR, "rdma listener: epoll: %s", strerror(-rc));
