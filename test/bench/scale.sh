@@ -44,10 +44,10 @@ field() {
     sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$work/$1.res"
 }
 
-# ratio NAME KEY BASE: per-pass NAME/BASE of KEY, their median
-ratio() {
-    paste -d' ' <(field "$1" "$2") <(field "$3" "$2") |
-        awk '{ printf "%.3f\n", ($2 > 0 ? $1 / $2 : 0) }' | median
+# median_ratio FORMAT A B: the median of the per-pass ratios of the values
+# in A to those in B (one a line, pass by pass), printed with FORMAT
+median_ratio() {
+    paste -d' ' "$2" "$3" | awk -v f="$1" '{ printf f "\n", ($2 > 0 ? $1 / $2 : 0) }' | median
 }
 
 configs="base:64:64 c100:100:64 c1000:1000:64 c10000:10000:64 a1000:1000:1000 c10000a1000:10000:1000"
@@ -65,11 +65,11 @@ printf '\n%-22s %9s %8s %9s %9s %8s %9s %8s %9s %7s\n' connections active "ops/s
 for cfg in $configs; do
     IFS=: read -r name c a <<< "$cfg"
     printf '%-22s %9s %8s %9s %9s %8s %9s %8s %9s %7s\n' "$c" "$a" \
-        "$(field "$name" ops_per_s | median)" "$(ratio "$name" ops_per_s base)" \
+        "$(field "$name" ops_per_s | median)" \
+        "$(median_ratio %.3f <(field "$name" ops_per_s) <(field base ops_per_s))" \
         "$(field "$name" mb_per_s | median)" "$(field "$name" p50_us | median)" \
         "$(field "$name" p99_us | median)" \
-        "$(paste -d' ' <(field "$name" p99_us) <(field "$name" p50_us) |
-           awk '{ printf "%.1f\n", ($2 > 0 ? $1 / $2 : 0) }' | median)" \
+        "$(median_ratio %.1f <(field "$name" p99_us) <(field "$name" p50_us))" \
         "$(field "$name" idle_kib_per_conn | median)" "$(field "$name" threads_active | median)"
 done
 echo "(x base: ops/s against 64 active alone in the same pass; KiB/idle: rfsd's resident memory"
