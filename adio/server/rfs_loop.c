@@ -338,10 +338,12 @@ static void accept_verbs(struct rfs_loop *l)
 }
 
 /* Once the client proved its key (or needs none), no deadline of the
- * sweeper's applies to it but the idle one. */
+ * sweeper's applies to it but the idle one. Only the owner writes the
+ * deadline (the sweeper reads it), so the owner reads it without the lock:
+ * the lock is taken once per connection, not once per request. */
 static void authenticated(struct rfs_loop *l, struct conn *c)
 {
-    if (!c->session || !rfs_session_authenticated(c->session))
+    if (!c->auth_deadline || !c->session || !rfs_session_authenticated(c->session))
         return;
     pthread_mutex_lock(&l->lock);
     c->auth_deadline = 0;
