@@ -74,8 +74,6 @@ enum { ADIOI_RDMA_TRANSPORT_TCP, ADIOI_RDMA_TRANSPORT_VERBS, ADIOI_RDMA_TRANSPOR
 
 /* ad_rdma_common.c */
 int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size_t whylen);
-/* striping_unit and striping_factor, in the hints and fd->info */
-void ADIOI_RDMA_Report_striping(ADIO_File fd, const struct stripe_layout *l);
 void ADIOI_RDMA_Report_layout(ADIO_File fd, const ADIOI_RDMA_File *f);
 int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const char *what);
 void ADIOI_RDMA_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,

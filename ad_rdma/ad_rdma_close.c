@@ -8,7 +8,7 @@
 static void print_verbs_stats(const ADIOI_RDMA_File *f, uint32_t i)
 {
     struct net_verbs_stats v;
-    net_verbs_stats(f->sf.obj[i].conn, &v);
+    net_verbs_stats(f->sf.obj[i]->conn, &v);
     fprintf(stderr, "rdma stats: %s: server %u over verbs: %llu eager messages, %llu "
             "rendezvous, %llu RDMA work requests (%llu with more than one SGE, at most %u), "
             "%llu bytes RDMA-written, %llu RDMA-read, %llu registrations (%llu bytes, %llu "
@@ -33,7 +33,7 @@ static void print_stats(const ADIOI_RDMA_File *f)
             "calls naive %llu list %llu datatype %llu; list requests %llu (%.1f pairs, %.1f "
             "memory segments each, at most %llu bytes in flight, to %u servers); "
             "datatype requests %llu (%llu bytes staged); disk-directed rounds %llu; bytes read "
-            "%llu written %llu; header reads %u\n", f->path,
+            "%llu written %llu; header reads %u; connections of the process %u\n", f->path,
             names[f->method], f->sf.layout.factor, (unsigned long long) f->sf.layout.unit,
             (unsigned long long) st->data_requests,
             (unsigned long long) st->calls[STRIPE_NAIVE],
@@ -47,13 +47,14 @@ static void print_stats(const ADIOI_RDMA_File *f)
             (unsigned long long) st->view_requests, (unsigned long long) st->staged,
             (unsigned long long) st->coll_rounds,
             (unsigned long long) st->bytes[0],
-            (unsigned long long) st->bytes[1], st->header_reads);
+            (unsigned long long) st->bytes[1], st->header_reads, stripe_connections());
     for (uint32_t i = 0; i < f->sf.layout.factor; i++) {
-        const struct rfs_client_stats *c = &f->sf.obj[i].stats;
+        struct rfs_client_stats c;
+        stripe_object_stats(&f->sf, i, &c);
         fprintf(stderr, "rdma stats: %s: server %u (%s:%s): %llu requests, %llu bytes sent, "
                 "%llu received\n", f->path, i, f->servers.at[i].host, f->servers.at[i].port,
-                (unsigned long long) c->requests, (unsigned long long) c->bytes_out,
-                (unsigned long long) c->bytes_in);
+                (unsigned long long) c.requests, (unsigned long long) c.bytes_out,
+                (unsigned long long) c.bytes_in);
         if (f->verbs)
             print_verbs_stats(f, i);
     }

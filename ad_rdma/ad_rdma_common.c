@@ -64,21 +64,15 @@ int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size
 }
 
 /* MPI_File_get_info then says what the file has, not what was asked. */
-void ADIOI_RDMA_Report_striping(ADIO_File fd, const struct stripe_layout *l)
-{
-    char value[32];
-    fd->hints->striping_unit = (int) l->unit;
-    fd->hints->striping_factor = (int) l->factor;
-    snprintf(value, sizeof value, "%llu", (unsigned long long) l->unit);
-    ADIOI_Info_set(fd->info, "striping_unit", value);
-    snprintf(value, sizeof value, "%u", l->factor);
-    ADIOI_Info_set(fd->info, "striping_factor", value);
-}
-
 void ADIOI_RDMA_Report_layout(ADIO_File fd, const ADIOI_RDMA_File *f)
 {
     char value[MPI_MAX_INFO_VAL + 1];
-    ADIOI_RDMA_Report_striping(fd, &f->sf.layout);
+    fd->hints->striping_unit = (int) f->sf.layout.unit;
+    fd->hints->striping_factor = (int) f->sf.layout.factor;
+    snprintf(value, sizeof value, "%llu", (unsigned long long) f->sf.layout.unit);
+    ADIOI_Info_set(fd->info, "striping_unit", value);
+    snprintf(value, sizeof value, "%u", f->sf.layout.factor);
+    ADIOI_Info_set(fd->info, "striping_factor", value);
     if (stripe_servers_format(&f->servers, value, sizeof value) == 0)
         ADIOI_Info_set(fd->info, "rdma_servers", value);
     ADIOI_Info_set(fd->info, "rdma_transport", f->verbs ? "verbs" : f->sec.tls ? "tls" : "tcp");

@@ -85,6 +85,7 @@ static void open_file(ADIO_File fd, const struct stripe_layout *known, int *erro
         .mode = rfs_adio_create_mode(fd),
         .unit = fd->hints->striping_unit > 0 ? (uint64_t) fd->hints->striping_unit : 0,
         .factor = fd->hints->striping_factor > 0 ? (uint32_t) fd->hints->striping_factor : 0,
+        .share = 1,
     };
     rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, &a.connect);
     a.connect.net.registration = f->registration;
@@ -152,25 +153,30 @@ void ADIOI_RDMA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
         root_result(fd, *error_code, &r);
     }
     MPI_Bcast(&r, (int) sizeof r, MPI_BYTE, root, fd->comm);
-    if (rank == root) {
-        fd->is_open = *error_code == MPI_SUCCESS;
-        return;
-    }
-    if (r.error_class != MPI_SUCCESS) {
+    if (rank != root && r.error_class != MPI_SUCCESS) {
         *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
                                            r.error_class, "**io", "**io %s", r.message);
         return;
     }
     struct stripe_layout known = { .unit = r.unit, .factor = r.factor, .file_id = r.file_id };
-    if (fd->hints->deferred_open && !fd->is_agg) {
+    char value[32];
+    if (rank != root && fd->hints->deferred_open && !fd->is_agg) {
         /* ROMIO opens it here only if this process ever does I/O itself
          * (ADIO_ImmediateOpen); the layout is reported meanwhile. */
-        ADIOI_RDMA_Report_striping(fd, &known);
+        fd->hints->striping_unit = (int) known.unit;
+        fd->hints->striping_factor = (int) known.factor;
+        snprintf(value, sizeof value, "%llu", (unsigned long long) known.unit);
+        ADIOI_Info_set(fd->info, "striping_unit", value);
+        snprintf(value, sizeof value, "%u", known.factor);
+        ADIOI_Info_set(fd->info, "striping_factor", value);
         *error_code = MPI_SUCCESS;
         return;
     }
-    fd->access_mode = access_mode & ~(ADIO_CREATE | ADIO_EXCL);
-    open_file(fd, &known, error_code);
-    fd->access_mode = access_mode;
-    fd->is_open = *error_code == MPI_SUCCESS;
+    if (rank != root) {
+        fd->access_mode = access_mode & ~(ADIO_CREATE | ADIO_EXCL);
+        open_file(fd, &known, error_code);
+        fd->access_mode = access_mode;
+    }
+    if (*error_code == MPI_SUCCESS)
+        fd->is_open = 1;
 }

@@ -39,7 +39,16 @@ for t in "$@"; do
     passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
     printf '  %-14s %3d passed, %d failed, %d skipped\n' "$t" "$p" "$f" "$s"
     [ -z "$skips" ] || printf '%s\n' "$skips" | sed "s/^/       SKIP $t./"
-    [ "$f" -eq 0 ] || grep -vE 'rfsd\[[0-9]+\] (info|debug)' "$log" | tail -30 | sed 's/^/       | /'
+    if [ "$f" -ne 0 ]; then
+        # each failed test's output (its assertion), then the log's end
+        grep -vE 'rfsd\[[0-9]+\] (info|debug)' "$log" | awk '
+            /^\[==========\] [0-9]+ test\(s\) run\./ { exit }
+            /^\[ RUN      \] / { out = "" }
+            { out = out $0 "\n" }
+            /^\[  FAILED  \] / { printf "%s", out; out = "" }' | tail -60 | sed 's/^/       | /'
+        echo "       | ..."
+        grep -vE 'rfsd\[[0-9]+\] (info|debug)' "$log" | tail -15 | sed 's/^/       | /'
+    fi
     rm -f "$log"
 done
 echo "$passed $failed $skipped" > "$results"

@@ -338,9 +338,18 @@ static int handle_call(struct rfs_client *c, uint16_t op, uint32_t handle, uint6
     return call(c, k);
 }
 
+/* The server forgets a closed handle's view: so must the cache of it, for
+ * a file that takes the handle next. */
+static void forget_view(struct rfs_client *c, uint32_t handle)
+{
+    if (c->view_req.handle == handle)
+        c->view_len = 0;
+}
+
 int rfs_close(struct rfs_client *c, uint32_t handle)
 {
     struct rfs_call k;
+    forget_view(c, handle);
     return handle_call(c, RFS_OP_CLOSE, handle, 0, 0, &k);
 }
 
@@ -348,6 +357,7 @@ int rfs_close_nowait(struct rfs_client *c, uint32_t handle)
 {
     if (c->broken)
         return -ENOTCONN;
+    forget_view(c, handle);
     struct rfs_req req = { .handle = handle };
     struct rfs_frame f;
     struct iovec iov[3];

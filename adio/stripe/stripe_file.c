@@ -10,10 +10,142 @@
 #include "stripe/stripe_file.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+
+/*
+ * The connections a process's files share: one per server and connection
+ * options, each file a handle on it, RFS_MAX_HANDLES at most (the next
+ * file opens another). A connection lives while a file uses it; a broken
+ * one is used by no new file. TLS connections are not shared: their
+ * configuration is the opening file's own and ends with it; nor are
+ * those of callers that do not ask (stripe_open_args.share).
+ */
+struct stripe_conn {
+    struct stripe_conn *next;
+    struct rfs_client client;
+    struct net_endpoint at;
+    struct rfs_connect_opts opts;       /* as connected; the key is not kept */
+    struct rfs_key key;                 /* a copy; secret_len 0: none */
+    uint64_t handles;                   /* bit h: handle h taken */
+    int users;
+    int listed;                         /* in the list: other files may share it */
+};
+
+static struct stripe_conn *conns;
+static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int same_key(const struct rfs_key *kept, const struct rfs_key *k)
+{
+    if (!k)
+        return kept->secret_len == 0;
+    return kept->secret_len == k->secret_len && strcmp(kept->name, k->name) == 0 &&
+           memcmp(kept->secret, k->secret, k->secret_len) == 0;
+}
+
+static int shareable(const struct stripe_conn *c, const struct net_endpoint *at,
+                     const struct rfs_connect_opts *o)
+{
+    const struct net_opts *a = &c->opts.net, *b = &o->net;
+    return c->listed && !c->client.broken && ~c->handles != 0 && !b->tls &&
+           strcmp(c->at.host, at->host) == 0 && strcmp(c->at.port, at->port) == 0 &&
+           c->opts.transport == o->transport && a->timeout_ms == b->timeout_ms &&
+           a->registration == b->registration && a->pack_max == b->pack_max &&
+           a->rcvbuf == b->rcvbuf && same_key(&c->key, o->key);
+}
+
+static uint32_t take_handle(struct stripe_conn *c)
+{
+    uint32_t h = (uint32_t) __builtin_ctzll(~c->handles);
+    c->handles |= 1ull << h;
+    c->users++;
+    return h;
+}
+
+/* A connection to `at` for one more file, and its handle there: shared
+ * where `share` and the options allow, else the file's own. */
+static int conn_take(const struct net_endpoint *at, const struct rfs_connect_opts *o, int share,
+                     struct stripe_conn **out, uint32_t *handle, const char **why)
+{
+    pthread_mutex_lock(&conns_lock);
+    struct stripe_conn *c = share ? conns : NULL;
+    while (c && !shareable(c, at, o))
+        c = c->next;
+    if (c) {
+        *handle = take_handle(c);
+        *out = c;
+        pthread_mutex_unlock(&conns_lock);
+        return 0;
+    }
+    pthread_mutex_unlock(&conns_lock);
+    /* Connected outside the lock, which guards the list only. */
+    if (!(c = calloc(1, sizeof *c)))
+        return -ENOMEM;
+    int rc = rfs_client_connect_with(&c->client, at->host, at->port, o);
+    if (rc != 0) {
+        *why = c->client.why;
+        free(c);
+        return rc;
+    }
+    c->at = *at;
+    c->opts = *o;
+    c->opts.key = NULL;
+    if (o->key) {
+        snprintf(c->key.name, sizeof c->key.name, "%s", o->key->name);
+        memcpy(c->key.secret, o->key->secret, o->key->secret_len);
+        c->key.secret_len = o->key->secret_len;
+    }
+    pthread_mutex_lock(&conns_lock);
+    *handle = take_handle(c);
+    c->listed = share && !o->net.tls;
+    if (c->listed) {
+        c->next = conns;
+        conns = c;
+    }
+    pthread_mutex_unlock(&conns_lock);
+    *out = c;
+    return 0;
+}
+
+static void conn_give_back(struct stripe_conn *c, uint32_t handle)
+{
+    pthread_mutex_lock(&conns_lock);
+    c->handles &= ~(1ull << handle);
+    int last = --c->users == 0;
+    for (struct stripe_conn **p = &conns; last && *p; p = &(*p)->next)
+        if (*p == c) {
+            *p = c->next;
+            break;
+        }
+    pthread_mutex_unlock(&conns_lock);
+    if (!last)
+        return;
+    rfs_client_close(&c->client);
+    rfs_key_wipe(&c->key);
+    free(c);
+}
+
+unsigned stripe_connections(void)
+{
+    unsigned n = 0;
+    pthread_mutex_lock(&conns_lock);
+    for (const struct stripe_conn *c = conns; c; c = c->next)
+        n++;
+    pthread_mutex_unlock(&conns_lock);
+    return n;
+}
+
+void stripe_object_stats(const struct stripe_file *f, uint32_t i, struct rfs_client_stats *out)
+{
+    const struct rfs_client_stats *now = &f->obj[i]->stats, *then = &f->at_open[i];
+    out->requests = now->requests - then->requests;
+    out->bytes_out = now->bytes_out - then->bytes_out;
+    out->bytes_in = now->bytes_in - then->bytes_in;
+}
 
 static int failed_at(struct stripe_file *f, int i, int rc)
 {
@@ -38,16 +170,16 @@ static int all_objects(struct stripe_file *f, uint16_t op, fill_fn fill, const v
     int rc = 0;
     f->failed = -1;
     for (uint32_t i = 0; i < f->layout.factor; i++) {
-        struct rfs_req req = { .handle = STRIPE_HANDLE };
+        struct rfs_req req = { .handle = f->handle[i] };
         if (fill)
             fill(f, i, arg, &req);
-        status[i] = rfs_send(&f->obj[i], op, &req, NULL, 0, &sent[i]);
+        status[i] = rfs_send(f->obj[i], op, &req, NULL, 0, &sent[i]);
     }
     for (uint32_t i = 0; i < f->layout.factor; i++) {
         struct rfs_rep rep = { 0 };
         uint64_t ignored;
         if (status[i] == 0)
-            status[i] = rfs_recv(&f->obj[i], &sent[i], NULL, 0, &rep, &ignored);
+            status[i] = rfs_recv(f->obj[i], &sent[i], NULL, 0, &rep, &ignored);
         if (replies)
             replies[i] = rep;
         stripe_keep_failure(f, &rc, i, status[i]);
@@ -112,7 +244,7 @@ int stripe_prealloc(struct stripe_file *f, uint64_t offset, uint64_t len)
 int stripe_lock(struct stripe_file *f, uint32_t kind, uint64_t offset, uint64_t len, int wait)
 {
     f->failed = -1;
-    return failed_at(f, 0, rfs_lock(&f->obj[0], STRIPE_HANDLE, kind, offset, len, wait));
+    return failed_at(f, 0, rfs_lock(f->obj[0], f->handle[0], kind, offset, len, wait));
 }
 
 int stripe_close(struct stripe_file *f)
@@ -120,10 +252,11 @@ int stripe_close(struct stripe_file *f)
     int rc = 0;
     f->failed = -1;
     for (uint32_t i = 0; i < f->connected; i++) {
-        int r = rfs_close(&f->obj[i], STRIPE_HANDLE);
+        int r = rfs_close(f->obj[i], f->handle[i]);
         if (rc == 0 && r != 0)
             rc = failed_at(f, (int) i, r);
-        rfs_client_close(&f->obj[i]);
+        conn_give_back(f->shared[i], f->handle[i]);
+        f->obj[i] = NULL;
     }
     f->connected = 0;
     stripe_io_release(f);
@@ -137,13 +270,14 @@ static int open_object(struct stripe_file *f, const struct stripe_servers *sv, u
                        struct rfs_stat *st)
 {
     f->at[i] = sv->at[i];
-    int rc = rfs_client_connect_with(&f->obj[i], sv->at[i].host, sv->at[i].port, &a->connect);
-    if (rc != 0) {
-        f->why = f->obj[i].why;
+    int rc = conn_take(&sv->at[i], &a->connect, a->share, &f->shared[i], &f->handle[i],
+                       &f->why);
+    if (rc != 0)
         return failed_at(f, (int) i, rc);
-    }
+    f->obj[i] = &f->shared[i]->client;
+    f->at_open[i] = f->obj[i]->stats;
     f->connected = i + 1;
-    return failed_at(f, (int) i, rfs_open(&f->obj[i], STRIPE_HANDLE, path, flags, a->mode,
+    return failed_at(f, (int) i, rfs_open(f->obj[i], f->handle[i], path, flags, a->mode,
                                           st));
 }
 
@@ -152,7 +286,7 @@ static int read_header(struct stripe_file *f, uint32_t i, struct stripe_header *
 {
     uint8_t buf[STRIPE_HDR_USED];
     uint64_t got = 0;
-    int rc = rfs_pread(&f->obj[i], STRIPE_HANDLE, buf, sizeof buf, 0, &got);
+    int rc = rfs_pread(f->obj[i], f->handle[i], buf, sizeof buf, 0, &got);
     f->stats.header_reads++;
     *empty = rc == 0 && got == 0;
     if (rc != 0 || *empty)
@@ -165,9 +299,9 @@ static int write_header(struct stripe_file *f, uint32_t i)
     uint8_t buf[STRIPE_HDR_USED];
     struct stripe_header h = { .layout = f->layout, .index = i };
     stripe_header_encode(&h, buf);
-    int rc = rfs_ftruncate(&f->obj[i], STRIPE_HANDLE, 0);
+    int rc = rfs_ftruncate(f->obj[i], f->handle[i], 0);
     if (rc == 0)
-        rc = rfs_pwrite(&f->obj[i], STRIPE_HANDLE, buf, sizeof buf, 0);
+        rc = rfs_pwrite(f->obj[i], f->handle[i], buf, sizeof buf, 0);
     return failed_at(f, (int) i, rc);
 }
 
@@ -225,12 +359,12 @@ static int open_others(struct stripe_file *f, const struct stripe_servers *sv, c
 static int create_lock(struct stripe_file *f, uint32_t flags)
 {
     uint32_t kind = (flags & RFS_O_ACCMODE) == RFS_O_RDONLY ? RFS_LOCK_READ : RFS_LOCK_WRITE;
-    return failed_at(f, 0, rfs_lock(&f->obj[0], STRIPE_HANDLE, kind, STRIPE_CREATE_LOCK, 1, 1));
+    return failed_at(f, 0, rfs_lock(f->obj[0], f->handle[0], kind, STRIPE_CREATE_LOCK, 1, 1));
 }
 
 static int create_unlock(struct stripe_file *f)
 {
-    return rfs_lock(&f->obj[0], STRIPE_HANDLE, RFS_LOCK_UNLOCK, STRIPE_CREATE_LOCK, 1, 0);
+    return rfs_lock(f->obj[0], f->handle[0], RFS_LOCK_UNLOCK, STRIPE_CREATE_LOCK, 1, 0);
 }
 
 /* The layout from object 0's header, or a new one if it is empty and
@@ -281,7 +415,7 @@ static struct stripe_open_args read_write(const struct stripe_open_args *a)
 static int set_layouts(struct stripe_file *f, int rc)
 {
     for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++)
-        rc = failed_at(f, (int) i, rfs_set_layout(&f->obj[i], STRIPE_HANDLE, i,
+        rc = failed_at(f, (int) i, rfs_set_layout(f->obj[i], f->handle[i], i,
                                                   f->layout.factor, f->layout.unit,
                                                   STRIPE_HDR_SIZE));
     if (rc != 0) {

@@ -1,7 +1,9 @@
 /*
  * A file striped over the objects of several rfsd servers (the rdma:
- * driver's core), as one client process sees it: one connection per
- * object, the file as handle STRIPE_HANDLE on each. No MPI here.
+ * driver's core), as one client process sees it: the file is a handle on
+ * a connection to each of its servers, and a process's files share those
+ * connections (one per server and set of connection options; TLS ones are
+ * the file's own). No MPI here.
  *
  * Every call returns 0, a positive enum rfs_status a server answered, or
  * a negative errno value (the transport failed, or -ENOMEM); after a
@@ -18,7 +20,6 @@
 #include "proto/rfs_client.h"
 #include "stripe/stripe.h"
 
-#define STRIPE_HANDLE        0
 #define STRIPE_DEFAULT_UNIT  (64u << 10)   /* as PVFS */
 #define STRIPE_DEFAULT_PAIRS 64            /* list I/O pairs per request, as PVFS */
 #define STRIPE_REQ_DATA      (1u << 20)    /* data bytes of one list request at most */
@@ -73,9 +74,14 @@ struct stripe_stats {
     uint32_t header_reads;              /* objects' headers read at open */
 };
 
+struct stripe_conn;                     /* a connection files share (stripe_file.c) */
+
 struct stripe_file {
     struct stripe_layout layout;
-    struct rfs_client obj[STRIPE_MAX_FACTOR];   /* object i, on server i */
+    struct rfs_client *obj[STRIPE_MAX_FACTOR];  /* object i's server's connection */
+    uint32_t handle[STRIPE_MAX_FACTOR];         /* object i's handle on it */
+    struct stripe_conn *shared[STRIPE_MAX_FACTOR];
+    struct rfs_client_stats at_open[STRIPE_MAX_FACTOR];   /* obj[i]'s counts at open */
     struct net_endpoint at[STRIPE_MAX_FACTOR];
     uint32_t connected;                 /* objects 0 .. connected-1 have a connection */
     uint32_t max_pairs;                 /* list I/O pairs per request */
@@ -98,6 +104,10 @@ struct stripe_file {
 
 struct stripe_open_args {
     struct rfs_connect_opts connect;    /* transport (NULL: TCP), timeout, key */
+    /* Share connections with this process's other files opened so: their
+     * calls must not overlap (the rdma: driver's do not, ROMIO runs one
+     * MPI-IO call at a time); a lock wait then holds the connection. */
+    int share;
     uint32_t flags;             /* RFS_O_* */
     uint32_t mode;              /* permissions of created objects */
     uint64_t unit;              /* for a new file; 0: STRIPE_DEFAULT_UNIT */
@@ -121,6 +131,11 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
  */
 int stripe_open_known(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
                       const struct stripe_open_args *a, const struct stripe_layout *layout);
+/* What went over object i's connection since this file opened it (other
+ * files' requests between this one's included). */
+void stripe_object_stats(const struct stripe_file *f, uint32_t i, struct rfs_client_stats *out);
+/* Connections this process holds to servers, all files together. */
+unsigned stripe_connections(void);
 /* Closes every object; returns the first failure. */
 int stripe_close(struct stripe_file *f);
 int stripe_unlink(const struct rfs_connect_opts *o, const struct stripe_servers *sv,

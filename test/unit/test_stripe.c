@@ -328,6 +328,64 @@ static void test_methods_through_a_view(void **state)
     free(expect);
 }
 
+/* Files opened with `share` take one connection per server between them
+ * (each a handle on it), keep their data apart, and the last close ends
+ * the connections; a handle taken again after a close gets its view sent
+ * again (the server forgot the closed handle's). Without `share` each file
+ * has its own. */
+static void test_shared_connections(void **state)
+{
+    (void) state;
+    struct dtype *t;
+    uint8_t *enc;
+    struct stripe_view v = vector_view(&t, &enc);
+    const uint64_t data = 50 * (uint64_t) t->size;
+    uint8_t *src = malloc(data), *dst = malloc(data);
+    struct stripe_open_args a = { .flags = RFS_O_RDWR | RFS_O_CREAT, .mode = 0644, .unit = 256,
+                                  .factor = NSERVERS, .connect.net.timeout_ms = 10000,
+                                  .share = 1 };
+    struct stripe_file f[3];
+    uint64_t moved;
+    const char *names[3] = { "/s0", "/s1", "/s2" };
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(stripe_open(&f[k], &sv, names[k], &a), 0);
+        assert_int_equal(stripe_connections(), NSERVERS);
+        assert_int_equal(f[k].handle[0], (uint32_t) k);
+        fill_random(src, data, (unsigned) k + 7);
+        assert_int_equal(stripe_io(&f[k], STRIPE_DATATYPE, &v, 0, data, (char *) src, 1,
+                                   &moved), 0);
+    }
+    struct stripe_file own;
+    struct stripe_open_args apart = a;
+    apart.share = 0;
+    assert_int_equal(stripe_open(&own, &sv, "/own", &apart), 0);
+    assert_int_equal(stripe_connections(), NSERVERS);   /* not among the shared */
+    assert_int_equal(own.handle[0], 0);
+    assert_int_equal(stripe_close(&own), 0);
+    /* handle 0's view the last one sent on each connection; the handle
+     * given back and taken again with the same view: it is sent again */
+    assert_int_equal(stripe_io(&f[0], STRIPE_DATATYPE, &v, 0, data, (char *) dst, 0, &moved),
+                     0);
+    assert_int_equal(stripe_close(&f[0]), 0);
+    assert_int_equal(stripe_open(&f[0], &sv, names[0], &a), 0);
+    assert_int_equal(f[0].handle[0], 0);
+    for (int k = 0; k < 3; k++) {
+        fill_random(src, data, (unsigned) k + 7);
+        memset(dst, 0xee, data);
+        assert_int_equal(stripe_io(&f[k], STRIPE_DATATYPE, &v, 0, data, (char *) dst, 0,
+                                   &moved), 0);
+        assert_int_equal(moved, data);
+        assert_memory_equal(dst, src, data);
+    }
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(stripe_close(&f[k]), 0);
+    assert_int_equal(stripe_connections(), 0);
+    dtype_free(t);
+    free(enc);
+    free(src);
+    free(dst);
+}
+
 /* Segments of `lens` bytes spread over `arena`, each after a gap of 3 to
  * 77 bytes; returns their count. */
 static int spread_segments(char *arena, const size_t *lens, int n, struct iovec *seg)
@@ -866,6 +924,7 @@ int main(void)
         cmocka_unit_test(test_server_lists),
         cmocka_unit_test_setup_teardown(test_contiguous_and_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_methods_through_a_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_connections, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_segments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_datatype_direct_or_staged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_objects, setup, teardown),

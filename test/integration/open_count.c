@@ -1,18 +1,22 @@
 /*
  * The collective open of rdma: (issue 32): one process reads the headers
- * and the others take the layout from it.
+ * and the others take the layout from it; a process's files share one
+ * connection per server.
  *
  *   rdma_open_count PREFIX FACTOR
  *
  * Every process creates PREFIX/count.dat collectively (striping_factor
  * FACTOR), writes its 64 KiB block, closes; opens it again read-only and
- * reads its neighbour's block back, checked byte by byte; reports the
- * layout every process sees. Then the errors every process must share
+ * reads its neighbour's block back, checked byte by byte, while two more
+ * files are created, written and read back beside it; reports the layout
+ * every process sees. Then the errors every process must share
  * whatever process found them: MPI_MODE_EXCL on the existing file
  * (MPI_ERR_FILE_EXISTS) and a missing file (MPI_ERR_NO_SUCH_FILE). The
  * runner sets ROMIO_RDMA_STATS and adds up the "header reads" of every
- * close: 1 for the creation (object 0 found empty) and FACTOR for the
- * second open, whatever the number of processes.
+ * close: 1 for each creation (object 0 found empty) and FACTOR for the
+ * reopen, FACTOR + 3 whatever the number of processes; and the process's
+ * connections at every close must be FACTOR (the servers) at most, with
+ * three files open.
  */
 #include "itest.h"
 
@@ -51,10 +55,28 @@ int main(int argc, char **argv)
     int peer = (rank + 1) % np;
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
     info_expect(fh, "striping_factor", argv[2]);
+    MPI_File more[2];
+    for (int k = 0; k < 2; k++) {
+        char other[1100];
+        snprintf(other, sizeof other, "%smore%d.dat", argv[1], k);
+        CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_CREATE | MPI_MODE_RDWR, info,
+                                &more[k]));
+        for (int i = 0; i < BLOCK; i++)
+            buf[i] = pattern(rank + 7 * (k + 1), i);
+        CHECK_MPI(MPI_File_write_at(more[k], (MPI_Offset) rank * BLOCK, buf, BLOCK, MPI_BYTE,
+                                    &st));
+    }
     CHECK_MPI(MPI_File_read_at(fh, (MPI_Offset) peer * BLOCK, buf, BLOCK, MPI_BYTE, &st));
     for (int i = 0; i < BLOCK; i++)
         CHECK(buf[i] == pattern(peer, i), "byte %d of block %d: %u, expected %u", i, peer,
               buf[i], pattern(peer, i));
+    for (int k = 0; k < 2; k++) {
+        CHECK_MPI(MPI_File_read_at(more[k], (MPI_Offset) rank * BLOCK, buf, BLOCK, MPI_BYTE,
+                                   &st));
+        for (int i = 0; i < BLOCK; i++)
+            CHECK(buf[i] == pattern(rank + 7 * (k + 1), i), "file %d byte %d: %u", k, i, buf[i]);
+        CHECK_MPI(MPI_File_close(&more[k]));
+    }
     CHECK_MPI(MPI_File_close(&fh));
 
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_EXCL |
