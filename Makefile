@@ -69,12 +69,13 @@ VERBS_SRC  := adio/verbs/net_verbs.c adio/verbs/verbs_setup.c adio/verbs/verbs_l
               adio/verbs/verbs_progress.c adio/verbs/verbs_rdma.c adio/verbs/verbs_send.c \
               adio/verbs/verbs_recv.c adio/verbs/verbs_proto.c adio/verbs/verbs_reg.c $(REG_SRC)
 CORE_SRC   := adio/net/net_tcp.c adio/net/net_tls.c adio/net/net_endpoint.c $(VERBS_SRC) \
-              adio/proto/rfs_proto.c adio/proto/rfs_client.c adio/proto/rfs_auth.c $(DTYPE_SRC) \
-              $(STRIPE_SRC)
+              adio/proto/rfs_proto.c adio/proto/rfs_client.c adio/proto/rfs_shared.c \
+              adio/proto/rfs_auth.c $(DTYPE_SRC) $(STRIPE_SRC)
 SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_frame.c adio/server/rfs_dispatch.c \
               adio/server/rfs_fileops.c adio/server/rfs_view_io.c adio/server/rfs_server_auth.c \
               adio/server/rfs_move.c adio/server/rfs_path.c adio/server/rfs_log.c \
-              adio/server/rfs_rate.c adio/server/rfs_coll.c adio/server/rfs_loop.c
+              adio/server/rfs_rate.c adio/server/rfs_coll.c adio/server/rfs_loop.c \
+              adio/server/rfs_peers.c
 # The one list of the unit tests: make check, check-sanitize (ASan, TSan,
 # valgrind) read it through `make print-UNIT_TESTS` and the like.
 UNIT_TESTS := test_proto test_net test_verbs_proto test_server test_dtype test_abt test_stripe \

@@ -2,7 +2,7 @@
  * rfsd: the server of the rfs: driver (and, later, of rdma:'s stripes).
  *
  *   rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE]
- *        [--max-connections N] [--threads N] [--max-threads N]
+ *        [--max-connections N] [--max-per-address N] [--threads N] [--max-threads N]
  *        [--auth-timeout S] [--idle-timeout S] [--max-data MiB]
  *        [--keys FILE] [--tls-cert FILE --tls-key FILE]
  *        [--coll-cache MiB] [--coll-timeout SECONDS]
@@ -74,6 +74,8 @@ static void usage(FILE *out)
     fprintf(out, "usage: rfsd --root DIR [--bind ADDR] [--port N | --port-file FILE] [--rdma]\n"
                  "            [--max-connections N]  (default: the descriptors rfsd can open,\n"
                  "                                    less %d; one more is refused: busy)\n"
+                 "            [--max-per-address N]  (TCP connections from one client address;\n"
+                 "                                    default 0: any)\n"
                  "            [--threads N]          (workers kept, default %d)\n"
                  "            [--max-threads N]      (workers when requests wait, default %d)\n"
                  "            [--auth-timeout S]     (with --keys or TLS: a connection not\n"
@@ -195,7 +197,7 @@ int main(int argc, char **argv)
 {
     const char *root = NULL, *bind_addr = "127.0.0.1", *port = "0", *port_file = NULL;
     const char *keys = NULL, *tls_cert = NULL, *tls_key = NULL;
-    long max_conns = 0, threads = DEFAULT_THREADS, max_threads = DEFAULT_MAX_THREADS;
+    long max_conns = 0, max_per_addr = 0, threads = DEFAULT_THREADS, max_threads = DEFAULT_MAX_THREADS;
     long auth_timeout_s = DEFAULT_AUTH_TIMEOUT_S, idle_timeout_s = 0;
     int threads_given = 0;
     long max_data_mib = RFS_MAX_DATA >> 20;
@@ -205,6 +207,7 @@ int main(int argc, char **argv)
         { "root", required_argument, NULL, 'r' }, { "bind", required_argument, NULL, 'b' },
         { "port", required_argument, NULL, 'p' }, { "port-file", required_argument, NULL, 'f' },
         { "max-connections", required_argument, NULL, 'c' },
+        { "max-per-address", required_argument, NULL, 'P' },
         { "max-data", required_argument, NULL, 'd' },
         { "rate-limit", required_argument, NULL, 'R' },
         { "keys", required_argument, NULL, 'k' },
@@ -222,7 +225,7 @@ int main(int argc, char **argv)
     int c, level;
     char *end;
     long coll_cache_mib = 256, coll_timeout_s = 60;
-    while ((c = getopt_long(argc, argv, "r:b:p:f:c:d:l:R:k:C:K:H:T:t:m:a:i:Vh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:b:p:f:c:P:d:l:R:k:C:K:H:T:t:m:a:i:Vh", opts, NULL)) != -1) {
         switch (c) {
         case 'H':
             if (parse_count(optarg, "--coll-cache", 0, 1L << 20, "MiB", &coll_cache_mib) < 0)
@@ -241,6 +244,10 @@ int main(int argc, char **argv)
         case 'f': port_file = optarg; break;
         case 'c':
             if (parse_count(optarg, "--max-connections", 1, INT_MAX, "", &max_conns) < 0)
+                return 2;
+            break;
+        case 'P':
+            if (parse_count(optarg, "--max-per-address", 0, INT_MAX, "", &max_per_addr) < 0)
                 return 2;
             break;
         case 't':
@@ -333,7 +340,8 @@ int main(int argc, char **argv)
         rfs_log(RFS_LOG_ERROR, "rdma listen on %s:%d: %s", bind_addr, bound, strerror(-rc));
         return 1;
     }
-    struct rfs_loop_opts lo = { .max_conns = (int) max_conns, .threads = (int) threads,
+    struct rfs_loop_opts lo = { .max_conns = (int) max_conns,
+                                .max_per_addr = (int) max_per_addr, .threads = (int) threads,
                                 .max_threads = (int) max_threads,
                                 .auth_timeout_ms = (int) auth_timeout_s * 1000,
                                 .idle_timeout_ms = (int) idle_timeout_s * 1000, .tls = g.tls };

@@ -31,6 +31,7 @@
 
 #include "proto/rfs_proto.h"
 #include "server/rfs_log.h"
+#include "server/rfs_peers.h"
 
 /* Requests served from one connection before it goes back to the set, so
  * that a client sending without pause cannot keep its worker for good. */
@@ -67,6 +68,8 @@ struct conn {
     int64_t idle_since;         /* ms */
     const char *ending;         /* why the sweeper shut it down, or NULL */
     int thread_done;            /* verbs: its thread ended, to be joined */
+    int counted;                /* addr is counted in the loop's peers */
+    struct rfs_peer_addr addr;
     pthread_t thread;           /* verbs */
     char peer[INET6_ADDRSTRLEN + 8];
 };
@@ -83,6 +86,7 @@ struct rfs_loop {
     int epfd, stop_fd, wake[2];
     int listen_fd, spare_fd;    /* spare: given up to accept and refuse at EMFILE */
     struct net_verbs_listener *vl;
+    struct rfs_peers *peers;    /* with max_per_addr */
     pthread_mutex_t lock;
     struct conn conns;          /* list head */
     struct worker *workers;     /* max_threads slots */
@@ -110,22 +114,26 @@ static int arm(struct rfs_loop *l, int op, int fd, uint64_t key)
     return epoll_ctl(l->epfd, op, fd, &ev) < 0 ? -errno : 0;
 }
 
-static void peer_name(int fd, char *out, size_t len)
+static void address_name(const struct sockaddr_storage *ss, char *out, size_t len)
 {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
     char host[INET6_ADDRSTRLEN] = "?";
     int port = 0;
-    if (getpeername(fd, (struct sockaddr *) &ss, &sl) == 0) {
-        if (ss.ss_family == AF_INET6) {
-            inet_ntop(AF_INET6, &((struct sockaddr_in6 *) &ss)->sin6_addr, host, sizeof host);
-            port = ntohs(((struct sockaddr_in6 *) &ss)->sin6_port);
-        } else {
-            inet_ntop(AF_INET, &((struct sockaddr_in *) &ss)->sin_addr, host, sizeof host);
-            port = ntohs(((struct sockaddr_in *) &ss)->sin_port);
-        }
+    if (ss->ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) ss)->sin6_addr, host, sizeof host);
+        port = ntohs(((const struct sockaddr_in6 *) ss)->sin6_port);
+    } else if (ss->ss_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *) ss)->sin_addr, host, sizeof host);
+        port = ntohs(((const struct sockaddr_in *) ss)->sin_port);
     }
     snprintf(out, len, "%s:%d", host, port);
+}
+
+static void peer_name(int fd, char *out, size_t len)
+{
+    struct sockaddr_storage ss = { .ss_family = AF_UNSPEC };
+    socklen_t sl = sizeof ss;
+    getpeername(fd, (struct sockaddr *) &ss, &sl);
+    address_name(&ss, out, len);
 }
 
 /*
@@ -153,24 +161,37 @@ static void refuse(int fd, const char *why)
     close(fd);
 }
 
-/* A slot under max_conns, or 0 (counted as refused). */
-static int take_slot(struct rfs_loop *l)
+/* A slot under max_conns and, for a counted address, under max_per_addr;
+ * else why not (counted as refused). */
+static const char *take_slot(struct rfs_loop *l, const struct rfs_peer_addr *addr)
 {
+    const char *why = NULL;
     pthread_mutex_lock(&l->lock);
-    int ok = l->stats.open < l->opts.max_conns;
-    if (ok)
-        l->stats.open++;
-    else
+    if (l->stats.open >= l->opts.max_conns)
+        why = "connection limit reached (--max-connections)";
+    else if (addr && rfs_peers_take(l->peers, addr) != 1)
+        why = "connections of this address at their limit (--max-per-address)";
+    if (why)
         l->stats.refused++;
+    else
+        l->stats.open++;
     pthread_mutex_unlock(&l->lock);
-    return ok;
+    return why;
+}
+
+/* Under the loop's lock. */
+static void give_slot_locked(struct rfs_loop *l, const struct rfs_peer_addr *addr)
+{
+    l->stats.open--;
+    if (addr)
+        rfs_peers_give(l->peers, addr);
 }
 
 /* A slot taken for a connection that did not come to be. */
-static void give_slot(struct rfs_loop *l)
+static void give_slot(struct rfs_loop *l, const struct rfs_peer_addr *addr)
 {
     pthread_mutex_lock(&l->lock);
-    l->stats.open--;
+    give_slot_locked(l, addr);
     pthread_mutex_unlock(&l->lock);
 }
 
@@ -192,7 +213,7 @@ static void end_conn(struct rfs_loop *l, struct conn *c, int rc)
     pthread_mutex_lock(&l->lock);
     c->prev->next = c->next;
     c->next->prev = c->prev;
-    l->stats.open--;
+    give_slot_locked(l, c->counted ? &c->addr : NULL);
     const char *ending = c->ending;
     pthread_mutex_unlock(&l->lock);
     if (ending)
@@ -208,10 +229,25 @@ static void end_conn(struct rfs_loop *l, struct conn *c, int rc)
     free(c);
 }
 
+/* The address to count fd's connection under, or NULL if none is. */
+static const struct rfs_peer_addr *counted_address(const struct rfs_loop *l, int fd,
+                                                   struct rfs_peer_addr *addr)
+{
+    struct sockaddr_storage ss = { .ss_family = AF_UNSPEC };
+    socklen_t sl = sizeof ss;
+    if (!l->peers || getpeername(fd, (struct sockaddr *) &ss, &sl) < 0 ||
+        rfs_peer_addr_of(&ss, addr) < 0)
+        return NULL;
+    return addr;
+}
+
 static void admit_tcp(struct rfs_loop *l, int fd)
 {
-    if (!take_slot(l)) {
-        refuse(fd, "connection limit reached (--max-connections)");
+    struct rfs_peer_addr key;
+    const struct rfs_peer_addr *addr = counted_address(l, fd, &key);
+    const char *refused = take_slot(l, addr);
+    if (refused) {
+        refuse(fd, refused);
         return;
     }
     struct conn *c = calloc(1, sizeof *c);
@@ -228,11 +264,14 @@ static void admit_tcp(struct rfs_loop *l, int fd)
         else
             close(fd);
         free(c);
-        give_slot(l);
+        give_slot(l, addr);
         return;
     }
     c->loop = l;
     c->fd = fd;
+    c->counted = addr != NULL;
+    if (addr)
+        c->addr = *addr;
     c->handshake = l->opts.tls != NULL;
     c->idle_since = now_ms();
     if (l->server->keys || l->opts.tls)
@@ -306,7 +345,8 @@ static void *verbs_main(void *arg)
  */
 static void accept_verbs(struct rfs_loop *l)
 {
-    int ok = take_slot(l);
+    const char *refused = take_slot(l, NULL);
+    int ok = refused == NULL;
     struct net_opts opts = { .timeout_ms = 0 };
     struct net_conn *net = NULL;
     char peer[INET6_ADDRSTRLEN + 8] = "";
@@ -315,7 +355,7 @@ static void accept_verbs(struct rfs_loop *l)
     if (rc < 0)
         rfs_log(RFS_LOG_WARN, "rdma accept: %s", strerror(-rc));
     if (!ok && peer[0])
-        rfs_log(RFS_LOG_WARN, "%s: refused: connection limit reached (--max-connections)", peer);
+        rfs_log(RFS_LOG_WARN, "%s: refused: %s", peer, refused);
     if (c) {
         *c = (struct conn) { .loop = l, .net = net, .fd = -1, .busy = 1 };
         snprintf(c->peer, sizeof c->peer, "%s", peer);
@@ -331,7 +371,7 @@ static void accept_verbs(struct rfs_loop *l)
         free(c);
         if (rc == 1)
             net_close(net);
-        give_slot(l);
+        give_slot(l, NULL);
     }
     if ((rc = arm(l, EPOLL_CTL_MOD, net_verbs_listener_fd(l->vl), KEY_VERBS)) < 0)
         rfs_log(RFS_LOG_ERROR, "rdma listener: epoll: %s", strerror(-rc));
@@ -577,7 +617,8 @@ static void sweep(struct rfs_loop *l)
 int rfs_loop_new(const struct rfs_server *s, const struct rfs_loop_opts *o, int listen_fd,
                  struct net_verbs_listener *vl, struct rfs_loop **out)
 {
-    if (o->threads < 1 || o->max_threads < o->threads || o->max_conns < 1)
+    if (o->threads < 1 || o->max_threads < o->threads || o->max_conns < 1 ||
+        o->max_per_addr < 0)
         return -EINVAL;
     struct rfs_loop *l = calloc(1, sizeof *l);
     if (!l)
@@ -590,7 +631,7 @@ int rfs_loop_new(const struct rfs_server *s, const struct rfs_loop_opts *o, int 
     struct epoll_event stop = { .events = EPOLLIN, .data.u64 = KEY_STOP };
     int flags = fcntl(listen_fd, F_GETFL);
     int rc = 0;
-    if (!l->workers)
+    if (!l->workers || (o->max_per_addr && rfs_peers_new(o->max_per_addr, &l->peers) < 0))
         rc = -ENOMEM;
     else if ((l->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
              (l->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
@@ -701,6 +742,7 @@ void rfs_loop_free(struct rfs_loop *l)
         if (fds[i] >= 0)
             close(fds[i]);
     free(l->workers);
+    rfs_peers_free(l->peers);
     pthread_mutex_destroy(&l->lock);
     free(l);
 }

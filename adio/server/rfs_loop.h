@@ -10,8 +10,9 @@
  * max_threads, and shrinks back to `threads` once the extra workers idle.
  * Connections that have not authenticated (with keys, or not finished the
  * TLS handshake) within auth_timeout_ms are closed, and with an idle
- * timeout so are connections that sent nothing for that long. Verbs
- * connections keep a thread each. No MPI here.
+ * timeout so are connections that sent nothing for that long. One client
+ * address may hold max_per_addr TCP connections. Verbs connections keep a
+ * thread each. No MPI here.
  */
 #ifndef RFS_LOOP_H_INCLUDED
 #define RFS_LOOP_H_INCLUDED
@@ -28,11 +29,12 @@ struct rfs_loop_opts {
     int max_threads;            /* workers at most, >= threads */
     int auth_timeout_ms;        /* with keys or TLS: unauthenticated connections end */
     int idle_timeout_ms;        /* connections idle this long end; 0: never */
+    int max_per_addr;           /* TCP connections from one client address; 0: any */
     struct net_tls *tls;        /* NULL: plain TCP */
 };
 
 struct rfs_loop_stats {
-    uint64_t accepted, refused;     /* connections taken, refused over max_conns */
+    uint64_t accepted, refused;     /* connections taken, refused (either limit) */
     uint64_t auth_closed, idle_closed;
     int open;                       /* connections open now */
     int threads, threads_peak;      /* workers now, and at most so far */

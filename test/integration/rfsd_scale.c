@@ -14,6 +14,11 @@
  *       header announcing 16 KiB) and sends one more byte every 0.5 s must
  *       be closed within AUTH_S + 2 s: the handshake is bounded in all,
  *       not per receive.
+ *   rfsd_scale peraddr PORT LIMIT
+ *       Against a server with --max-per-address LIMIT: of 4 x LIMIT
+ *       connections from 127.0.0.2, all but LIMIT are refused at once; a
+ *       client from 127.0.0.1 is served meanwhile; once the held ones
+ *       close, 127.0.0.2 gets LIMIT connections again.
  *   rfsd_scale lockwait PORT
  *       Against a server with --threads 1: one client holds a write lock,
  *       a second waits for it (its request occupies a worker), and a third
@@ -50,14 +55,23 @@ static double now(void)
     return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int silent_connection(void)
+/* A connection to the server from the loopback address `from`. */
+static int silent_connection_from(const char *from)
 {
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) atoi(port)) };
+    struct sockaddr_in me = { .sin_family = AF_INET };
     inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    inet_pton(AF_INET, from, &me.sin_addr);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
-        FAIL("silent connection: %s", strerror(errno));
+    if (fd < 0 || bind(fd, (struct sockaddr *) &me, sizeof me) < 0 ||
+        connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+        FAIL("silent connection from %s: %s", from, strerror(errno));
     return fd;
+}
+
+static int silent_connection(void)
+{
+    return silent_connection_from("127.0.0.1");
 }
 
 /* Whether the server closed fd (end of stream, a reset, or its refusal
@@ -178,6 +192,42 @@ static void full(const char *keyfile, int limit, int auth_s)
     crowd_closed(fds, limit, 1);
 }
 
+/* How many of fds[0..n) the server has not closed within secs. */
+static int still_open(const int *fds, int n, double secs)
+{
+    double end = now() + secs;
+    int open = 0;
+    for (int i = 0; i < n; i++)
+        open += !closed_by_server(fds[i], i == 0 ? end - now() : 0.01);
+    return open;
+}
+
+static void peraddr(int limit)
+{
+    int n = 4 * limit, fds[4096];
+    if (n > 4096)
+        FAIL("LIMIT at most 1024");
+    for (int i = 0; i < n; i++)
+        fds[i] = silent_connection_from("127.0.0.2");
+    int open = still_open(fds, n, 1);
+    if (open != limit)
+        FAIL("%d of %d connections from one address open, expected %d", open, n, limit);
+    int rc = keyed_round(NULL, "/peraddr.dat");
+    if (rc != 0)
+        FAIL("a client from another address was not served: %d", rc);
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    usleep(300000);             /* the server has seen the closes */
+    for (int i = 0; i < limit; i++)
+        fds[i] = silent_connection_from("127.0.0.2");
+    if ((open = still_open(fds, limit, 1)) != limit)
+        FAIL("after the closes, %d of %d connections from that address open", open, limit);
+    for (int i = 0; i < limit; i++)
+        close(fds[i]);
+    printf("peraddr: %d of %d from 127.0.0.2 taken, 127.0.0.1 served, and %d again\n", limit,
+           n, limit);
+}
+
 static void slowhello(int auth_s)
 {
     static const unsigned char record[] = { 0x16, 0x03, 0x01, 0x40, 0x00 };
@@ -256,12 +306,15 @@ int main(int argc, char **argv)
     } else if (argc == 4 && !strcmp(argv[1], "slowhello")) {
         port = argv[2];
         slowhello(atoi(argv[3]));
+    } else if (argc == 4 && !strcmp(argv[1], "peraddr")) {
+        port = argv[2];
+        peraddr(atoi(argv[3]));
     } else if (argc == 3 && !strcmp(argv[1], "lockwait")) {
         port = argv[2];
         lockwait();
     } else {
-        fprintf(stderr, "usage: rfsd_scale flood|full PORT KEYFILE N AUTH_S | slowhello PORT AUTH_S | "
-                        "lockwait PORT\n");
+        fprintf(stderr, "usage: rfsd_scale flood|full PORT KEYFILE N AUTH_S | slowhello PORT "
+                        "AUTH_S | peraddr PORT LIMIT | lockwait PORT\n");
         return 2;
     }
     printf("No Errors\n");
