@@ -8,7 +8,7 @@
 static void print_verbs_stats(const ADIOI_RDMA_File *f, uint32_t i)
 {
     struct net_verbs_stats v;
-    net_verbs_stats(f->sf.obj[i]->conn, &v);
+    net_verbs_stats(f->sf.obj[i].client->conn, &v);
     fprintf(stderr, "rdma stats: %s: server %u over verbs: %llu eager messages, %llu "
             "rendezvous, %llu RDMA work requests (%llu with more than one SGE, at most %u), "
             "%llu bytes RDMA-written, %llu RDMA-read, %llu registrations (%llu bytes, %llu "
@@ -47,10 +47,10 @@ static void print_stats(const ADIOI_RDMA_File *f)
             (unsigned long long) st->view_requests, (unsigned long long) st->staged,
             (unsigned long long) st->coll_rounds,
             (unsigned long long) st->bytes[0],
-            (unsigned long long) st->bytes[1], st->header_reads, stripe_connections());
+            (unsigned long long) st->bytes[1], st->header_reads, rfs_shared_count());
     for (uint32_t i = 0; i < f->sf.layout.factor; i++) {
         struct rfs_client_stats c;
-        stripe_object_stats(&f->sf, i, &c);
+        rfs_shared_stats(&f->sf.obj[i], &c);
         fprintf(stderr, "rdma stats: %s: server %u (%s:%s): %llu requests, %llu bytes sent, "
                 "%llu received\n", f->path, i, f->servers.at[i].host, f->servers.at[i].port,
                 (unsigned long long) c.requests, (unsigned long long) c.bytes_out,

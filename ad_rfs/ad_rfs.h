@@ -10,6 +10,7 @@
 #include "romio_compat.h"
 #include "rfs_adio.h"
 #include "proto/rfs_client.h"
+#include "proto/rfs_shared.h"
 
 /* Hints of this driver (docs/rfs.md), with their defaults. */
 #define ADIOI_RFS_DEFAULT_TIMEOUT 120   /* seconds */
@@ -19,13 +20,16 @@
 #define ADIOI_RFS_STATS_ENV "ROMIO_RFS_STATS"
 #define ADIOI_RFS_NAME_HELP "rfs: expected rfs:HOST:PORT:/PATH, or " ADIOI_RFS_SERVER_ENV "=HOST:PORT"
 
-/* fd->fs_ptr: one connection per open file, the file is handle 0 on it. */
+/* fd->fs_ptr: the file is a handle on a connection to its server that
+ * the process's other rfs: files there share (rfs_shared.h), except with
+ * TLS or rfs_defer_open. */
 typedef struct ADIOI_RFS_File {
-    struct rfs_client client;
+    struct rfs_shared_file conn;
     struct rfs_adio_security sec;   /* TLS and the key: rfs_transport, rfs_key_file */
     char host[256];
     char port[16];
     const char *path;           /* in fd->filename, on the server */
+    const char *why;            /* what went wrong setting up TLS or authentication */
     int connected;
     uint32_t open_flags;        /* RFS_O_* of the open */
     uint32_t open_mode;         /* permissions for a created file */
@@ -36,12 +40,11 @@ typedef struct ADIOI_RFS_File {
     int view_stale;             /* the view may have changed since last queued */
 } ADIOI_RFS_File;
 
-#define ADIOI_RFS_HANDLE 0
-
 /* ad_rfs_common.c */
 int ADIOI_RFS_Parse_name(const char *name, char *host, size_t hostlen, char *port,
                          size_t portlen, const char **path);
 int ADIOI_RFS_Connect(ADIOI_RFS_File *f);
+void ADIOI_RFS_Disconnect(ADIOI_RFS_File *f);
 /* An open rfs: file's server, its path there and how to connect (security,
  * rfs_timeout): what a second connection to it needs (abt's rfs sink). */
 void ADIOI_RFS_Reach(ADIO_File fd, const char **host, const char **port, const char **path,

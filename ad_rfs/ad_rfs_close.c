@@ -1,5 +1,6 @@
 /*
- * Close: CLOSE on the server, then drop the connection. With
+ * Close: CLOSE on the server, then give the connection back (the last
+ * file on it closes it). With
  * rfs_defer_close the CLOSE is sent but its reply not awaited (the server
  * closes the file when it reads it, or when the connection ends); an
  * error of that close is then not reported.
@@ -12,10 +13,12 @@
 /* ROMIO_RFS_STATS set: what this process's open of the file sent. */
 static void print_stats(const ADIOI_RFS_File *f)
 {
-    const struct rfs_client_stats *st = &f->client.stats;
-    fprintf(stderr, "rfs stats: %s:%s %s: %llu requests, %llu bytes sent, %llu received\n",
-            f->host, f->port, f->path, (unsigned long long) st->requests,
-            (unsigned long long) st->bytes_out, (unsigned long long) st->bytes_in);
+    struct rfs_client_stats st;
+    rfs_shared_stats(&f->conn, &st);
+    fprintf(stderr, "rfs stats: %s:%s %s: %llu requests, %llu bytes sent, %llu received; "
+            "connections of the process %u\n", f->host, f->port, f->path,
+            (unsigned long long) st.requests, (unsigned long long) st.bytes_out,
+            (unsigned long long) st.bytes_in, rfs_shared_count());
 }
 
 void ADIOI_RFS_Close(ADIO_File fd, int *error_code)
@@ -28,11 +31,11 @@ void ADIOI_RFS_Close(ADIO_File fd, int *error_code)
     if (!f)
         return;
     if (f->connected) {
-        rc = f->defer_close ? rfs_close_nowait(&f->client, ADIOI_RFS_HANDLE)
-                            : rfs_close(&f->client, ADIOI_RFS_HANDLE);
+        rc = f->defer_close ? rfs_close_nowait(f->conn.client, f->conn.handle)
+                            : rfs_close(f->conn.client, f->conn.handle);
         if (getenv(ADIOI_RFS_STATS_ENV))
             print_stats(f);
-        rfs_client_close(&f->client);
+        ADIOI_RFS_Disconnect(f);
     }
     if (rc != 0)
         *error_code = ADIOI_RFS_Error(rc, myname, f, "close");

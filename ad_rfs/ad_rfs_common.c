@@ -52,12 +52,39 @@ static int parse_endpoint(const char *name, char *host, size_t hostlen, char *po
     return 0;
 }
 
+/* A deferred OPEN's status is its connection's: such a file has its own. */
+static int shares(const ADIOI_RFS_File *f)
+{
+    return !f->defer_open;
+}
+
 int ADIOI_RFS_Connect(ADIOI_RFS_File *f)
 {
     struct rfs_connect_opts o;
     rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, &o);
-    int rc = rfs_client_connect_with(&f->client, f->host, f->port, &o);
+    int rc = rfs_shared_take(f->host, f->port, &o, shares(f), &f->conn, &f->why);
     f->connected = rc == 0;
+    return rc;
+}
+
+void ADIOI_RFS_Disconnect(ADIOI_RFS_File *f)
+{
+    if (f->connected)
+        rfs_shared_give_back(&f->conn);
+    f->connected = 0;
+}
+
+/* A connection that broke (the server restarted, or closed it idle) is
+ * replaced and the file opened there again. */
+static int revive(ADIOI_RFS_File *f)
+{
+    struct rfs_connect_opts o;
+    const struct rfs_shared *was = f->conn.conn;
+    rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, &o);
+    int rc = rfs_shared_revive(&f->conn, f->host, f->port, &o, shares(f), f->path,
+                               f->open_flags, &f->why);
+    if (f->conn.conn != was)
+        f->view_stale = 1;              /* the new handle has no view yet */
     return rc;
 }
 
@@ -80,18 +107,21 @@ int ADIOI_RFS_Error(int rc, const char *myname, const ADIOI_RFS_File *f, const c
 {
     char who[300];
     snprintf(who, sizeof who, "rfs server %s:%s", f->host, f->port);
-    return rfs_adio_error(rc, myname, who, what, f->path, "rfs_timeout", f->client.why);
+    return rfs_adio_error(rc, myname, who, what, f->path, "rfs_timeout", f->why);
 }
 
 /* With rfs_defer_open the first request connects and carries the OPEN;
- * once that OPEN has failed, every later request reports why. */
+ * once that OPEN has failed, every later request reports why. A broken
+ * connection is replaced first (revive). */
 int ADIOI_RFS_Ready(ADIOI_RFS_File *f)
 {
+    if (f->connected && f->conn.client->open_status != RFS_OK)
+        return f->conn.client->open_status;
     if (f->connected)
-        return f->client.open_status;
+        return revive(f);
     int rc = ADIOI_RFS_Connect(f);
     if (rc == 0)
-        rc = rfs_open_deferred(&f->client, ADIOI_RFS_HANDLE, f->path, f->open_flags,
+        rc = rfs_open_deferred(f->conn.client, f->conn.handle, f->path, f->open_flags,
                                f->open_mode);
     return rc;
 }
@@ -112,10 +142,11 @@ MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype 
     int rc = 0;
     if (len > 0) {
         rc = ADIOI_RFS_Ready(f);
-        if (rc == 0 && is_write)
-            rc = rfs_pwrite(&f->client, ADIOI_RFS_HANDLE, buf, len, (uint64_t) offset);
-        else if (rc == 0)
-            rc = rfs_pread(&f->client, ADIOI_RFS_HANDLE, buf, len, (uint64_t) offset, &done);
+        if (rc == 0 && is_write) {
+            rfs_shared_wrote(&f->conn);
+            rc = rfs_pwrite(f->conn.client, f->conn.handle, buf, len, (uint64_t) offset);
+        } else if (rc == 0)
+            rc = rfs_pread(f->conn.client, f->conn.handle, buf, len, (uint64_t) offset, &done);
     }
     if (rc != 0) {
         *error_code = ADIOI_RFS_Error(rc, myname, f, is_write ? "write" : "read");

@@ -1,4 +1,5 @@
-/* Delete: ROMIO passes only the name, so connect just for the UNLINK. */
+/* Delete: ROMIO passes only the name; the UNLINK goes over a connection
+ * to the server that open files share, or one made for it. */
 #include <string.h>
 
 #include "ad_rfs.h"
@@ -24,9 +25,8 @@ void ADIOI_RFS_Delete(const char *filename, int *error_code)
         return;
     int rc = ADIOI_RFS_Connect(&f);
     if (rc == 0)
-        rc = rfs_unlink(&f.client, f.path);
+        rc = rfs_unlink(f.conn.client, f.path);
     *error_code = ADIOI_RFS_Error(rc, myname, &f, "delete");
-    if (f.connected)
-        rfs_client_close(&f.client);
+    ADIOI_RFS_Disconnect(&f);
     rfs_adio_security_fini(&f.sec);
 }

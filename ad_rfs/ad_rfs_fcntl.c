@@ -14,15 +14,16 @@ void ADIOI_RFS_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *er
     case ADIO_FCNTL_GET_FSIZE:
         rc = ADIOI_RFS_Ready(f);
         if (rc == 0)
-            rc = rfs_fstat(&f->client, ADIOI_RFS_HANDLE, &st);
+            rc = rfs_fstat(f->conn.client, f->conn.handle, &st);
         if (rc == 0)
             fcntl_struct->fsize = (ADIO_Offset) st.size;
         *error_code = ADIOI_RFS_Error(rc, myname, f, "stat");
         break;
     case ADIO_FCNTL_SET_DISKSPACE:
         rc = ADIOI_RFS_Ready(f);
+        rfs_shared_wrote(&f->conn);
         if (rc == 0)
-            rc = rfs_prealloc(&f->client, ADIOI_RFS_HANDLE, 0,
+            rc = rfs_prealloc(f->conn.client, f->conn.handle, 0,
                               (uint64_t) fcntl_struct->diskspace);
         *error_code = ADIOI_RFS_Error(rc, myname, f, "preallocate");
         break;

@@ -12,6 +12,8 @@ void ADIOI_RFS_Flush(ADIO_File fd, int *error_code)
         return;
     int rc = ADIOI_RFS_Ready(f);
     if (rc == 0)
-        rc = rfs_fsync(&f->client, ADIOI_RFS_HANDLE);
+        rc = rfs_fsync(f->conn.client, f->conn.handle);
+    if (rc == 0)
+        rfs_shared_synced(&f->conn);
     *error_code = ADIOI_RFS_Error(rc, myname, f, "sync");
 }

@@ -21,10 +21,12 @@ int ADIOI_RFS_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int w
     if (rc == 0)
         rc = ADIOI_RFS_Ready(f);
     if (rc == 0)
-        rc = rfs_lock(&f->client, ADIOI_RFS_HANDLE, kind, (uint64_t) offset, (uint64_t) len,
+        rc = rfs_lock(f->conn.client, f->conn.handle, kind, (uint64_t) offset, (uint64_t) len,
                       wait);
-    if (rc == 0)
+    if (rc == 0) {
+        rfs_shared_locked(&f->conn, kind);
         return MPI_SUCCESS;
+    }
     /* ROMIO's lock macros drop the return value; say it where it is seen. */
     fprintf(stderr, "rfs: lock of %s [%lld, +%lld) on %s:%s failed: %s\n", f->path,
             (long long) offset, (long long) len, f->host, f->port,

@@ -1,7 +1,8 @@
 /*
- * Open: parse HOST:PORT:/PATH, connect, send OPEN (or queue it for the
- * next request with rfs_defer_open). One connection per open file keeps
- * server-side locks per file handle, as MPI expects of separate opens.
+ * Open: parse HOST:PORT:/PATH, take a connection (the process's files on
+ * a server share one), send OPEN (or queue it for the next request with
+ * rfs_defer_open). Locks are per handle on the server (open file
+ * description locks), as MPI expects of separate opens.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,13 +50,12 @@ void ADIOI_RFS_Open(ADIO_File fd, int *error_code)
     if (!may_defer(f, fd->access_mode)) {
         rc = ADIOI_RFS_Connect(f);
         if (rc == 0)
-            rc = rfs_open(&f->client, ADIOI_RFS_HANDLE, f->path, f->open_flags, f->open_mode,
+            rc = rfs_open(f->conn.client, f->conn.handle, f->path, f->open_flags, f->open_mode,
                           &st);
     }
     if (rc != 0) {
         *error_code = ADIOI_RFS_Error(rc, myname, f, "open");
-        if (f->connected)
-            rfs_client_close(&f->client);
+        ADIOI_RFS_Disconnect(f);
         rfs_adio_security_fini(&f->sec);
         ADIOI_Free(f);
         return;

@@ -11,8 +11,9 @@ void ADIOI_RFS_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
     MPI_Comm_rank(fd->comm, &rank);
     if (rank == fd->hints->ranklist[0]) {
         rc = ADIOI_RFS_Ready(f);
+        rfs_shared_wrote(&f->conn);
         if (rc == 0)
-            rc = rfs_ftruncate(&f->client, ADIOI_RFS_HANDLE, (uint64_t) size);
+            rc = rfs_ftruncate(f->conn.client, f->conn.handle, (uint64_t) size);
     }
     MPI_Bcast(&rc, 1, MPI_INT, fd->hints->ranklist[0], fd->comm);
     *error_code = ADIOI_RFS_Error(rc, myname, f, "truncate");

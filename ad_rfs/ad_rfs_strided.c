@@ -20,7 +20,7 @@ static int rfs_prepare(ADIO_File fd, const struct dtype *file)
     size_t n = dtype_serialize(file, NULL);
     uint8_t *enc = ADIOI_Malloc(n);
     dtype_serialize(file, enc);
-    rc = rfs_set_view(&f->client, ADIOI_RFS_HANDLE, (uint64_t) fd->disp, enc, n);
+    rc = rfs_set_view(f->conn.client, f->conn.handle, (uint64_t) fd->disp, enc, n);
     ADIOI_Free(enc);
     if (rc == 0)
         f->view_stale = 0;
@@ -34,11 +34,12 @@ static int rfs_move(ADIO_File fd, const struct dtype *file, char *data, int64_t 
     uint64_t at = (uint64_t) pos;
     if (is_write) {
         *got = (uint64_t) n;
-        return file ? rfs_vwrite(&f->client, ADIOI_RFS_HANDLE, data, n, at)
-                    : rfs_pwrite(&f->client, ADIOI_RFS_HANDLE, data, n, fd->disp + at);
+        rfs_shared_wrote(&f->conn);
+        return file ? rfs_vwrite(f->conn.client, f->conn.handle, data, n, at)
+                    : rfs_pwrite(f->conn.client, f->conn.handle, data, n, fd->disp + at);
     }
-    return file ? rfs_vread(&f->client, ADIOI_RFS_HANDLE, data, n, at, got)
-                : rfs_pread(&f->client, ADIOI_RFS_HANDLE, data, n, fd->disp + at, got);
+    return file ? rfs_vread(f->conn.client, f->conn.handle, data, n, at, got)
+                : rfs_pread(f->conn.client, f->conn.handle, data, n, fd->disp + at, got);
 }
 
 static int rfs_error(ADIO_File fd, int rc, int is_write)

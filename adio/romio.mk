@@ -19,6 +19,7 @@ noinst_HEADERS +=                       \
     adio/netcore/verbs/regcache.h       \
     adio/netcore/proto/rfs_proto.h      \
     adio/netcore/proto/rfs_client.h     \
+    adio/netcore/proto/rfs_shared.h     \
     adio/netcore/proto/rfs_auth.h       \
     adio/netcore/proto/wire_le.h        \
     adio/netcore/dtype/dtype.h          \
@@ -47,6 +48,7 @@ romio_other_sources +=                  \
     adio/netcore/verbs/regcache.c       \
     adio/netcore/proto/rfs_proto.c      \
     adio/netcore/proto/rfs_client.c     \
+    adio/netcore/proto/rfs_shared.c     \
     adio/netcore/proto/rfs_auth.c       \
     adio/netcore/dtype/dtype.c          \
     adio/netcore/dtype/dtype_iter.c     \

@@ -69,6 +69,9 @@ struct net_transport {
      * the transport's own memory (TLS records decrypted ahead), where a
      * poll of the socket cannot see them. */
     int (*buffered)(struct net_conn *conn);
+    /* Optional (NULL: never known): whether the peer has closed its end,
+     * seen without reading (the next call would fail). */
+    int (*peer_closed)(struct net_conn *conn);
 };
 
 /* Every transport's connection starts with this. */
@@ -127,6 +130,11 @@ static inline void net_close(struct net_conn *c)
 static inline int net_buffered(struct net_conn *c)
 {
     return c->transport->buffered ? c->transport->buffered(c) : 0;
+}
+
+static inline int net_peer_closed(struct net_conn *c)
+{
+    return c->transport->peer_closed ? c->transport->peer_closed(c) : 0;
 }
 
 /* 0 and len bytes in out, or -ENOTSUP for a transport without a binding. */

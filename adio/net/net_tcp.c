@@ -204,6 +204,14 @@ static void tcp_shutdown(struct net_conn *conn)
     shutdown(((struct tcp_conn *) conn)->fd, SHUT_RDWR);
 }
 
+/* The peer's FIN (or a reset) has arrived; replies not yet read do not
+ * hide it. */
+static int tcp_peer_closed(struct net_conn *conn)
+{
+    struct pollfd p = { .fd = ((struct tcp_conn *) conn)->fd, .events = POLLRDHUP };
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 static void tcp_close(struct net_conn *conn)
 {
     struct tcp_conn *c = (struct tcp_conn *) conn;
@@ -278,6 +286,7 @@ const struct net_transport net_tcp_transport = {
     .recv_to_file = tcp_recv_to_file,
     .readv = tcp_readv,
     .shutdown = tcp_shutdown,
+    .peer_closed = tcp_peer_closed,
 };
 
 int net_tcp_listen(const char *addr, const char *port, int *listen_fd, int *bound_port)

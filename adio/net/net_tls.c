@@ -393,6 +393,12 @@ static int tls_buffered(struct net_conn *conn)
     return SSL_has_pending(((struct tls_conn *) conn)->ssl);
 }
 
+/* The TCP connection's end: the server's close_notify comes with it. */
+static int tls_peer_closed(struct net_conn *conn)
+{
+    return net_peer_closed(((struct tls_conn *) conn)->tcp);
+}
+
 const struct net_transport net_tls_transport = {
     .name = "tls",
     .connect = tls_connect,
@@ -403,4 +409,5 @@ const struct net_transport net_tls_transport = {
     .close = tls_close,
     .binding = tls_binding,
     .buffered = tls_buffered,
+    .peer_closed = tls_peer_closed,
 };

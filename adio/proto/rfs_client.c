@@ -282,6 +282,13 @@ int rfs_client_connect_with(struct rfs_client *c, const char *host, const char *
     return rc;
 }
 
+int rfs_client_check(struct rfs_client *c)
+{
+    if (!c->broken && net_peer_closed(c->conn))
+        fail(c, -ECONNRESET);
+    return c->broken;
+}
+
 void rfs_client_close(struct rfs_client *c)
 {
     net_close(c->conn);

@@ -74,6 +74,10 @@ int rfs_client_connect_with(struct rfs_client *c, const char *host, const char *
 int rfs_client_connect(struct rfs_client *c, const struct net_transport *t, const char *host,
                        const char *port, int timeout_ms);
 void rfs_client_close(struct rfs_client *c);
+/* 0 if calls can go on, else the failure that ended the connection (as
+ * c->broken), found now if the server closed it (its --idle-timeout, or
+ * it restarted) while the client was idle. */
+int rfs_client_check(struct rfs_client *c);
 
 int rfs_open(struct rfs_client *c, uint32_t handle, const char *path, uint32_t flags,
              uint32_t mode, struct rfs_stat *st);

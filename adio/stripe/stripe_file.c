@@ -10,142 +10,10 @@
 #include "stripe/stripe_file.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
-
-/*
- * The connections a process's files share: one per server and connection
- * options, each file a handle on it, RFS_MAX_HANDLES at most (the next
- * file opens another). A connection lives while a file uses it; a broken
- * one is used by no new file. TLS connections are not shared: their
- * configuration is the opening file's own and ends with it; nor are
- * those of callers that do not ask (stripe_open_args.share).
- */
-struct stripe_conn {
-    struct stripe_conn *next;
-    struct rfs_client client;
-    struct net_endpoint at;
-    struct rfs_connect_opts opts;       /* as connected; the key is not kept */
-    struct rfs_key key;                 /* a copy; secret_len 0: none */
-    uint64_t handles;                   /* bit h: handle h taken */
-    int users;
-    int listed;                         /* in the list: other files may share it */
-};
-
-static struct stripe_conn *conns;
-static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int same_key(const struct rfs_key *kept, const struct rfs_key *k)
-{
-    if (!k)
-        return kept->secret_len == 0;
-    return kept->secret_len == k->secret_len && strcmp(kept->name, k->name) == 0 &&
-           memcmp(kept->secret, k->secret, k->secret_len) == 0;
-}
-
-static int shareable(const struct stripe_conn *c, const struct net_endpoint *at,
-                     const struct rfs_connect_opts *o)
-{
-    const struct net_opts *a = &c->opts.net, *b = &o->net;
-    return c->listed && !c->client.broken && ~c->handles != 0 && !b->tls &&
-           strcmp(c->at.host, at->host) == 0 && strcmp(c->at.port, at->port) == 0 &&
-           c->opts.transport == o->transport && a->timeout_ms == b->timeout_ms &&
-           a->registration == b->registration && a->pack_max == b->pack_max &&
-           a->rcvbuf == b->rcvbuf && same_key(&c->key, o->key);
-}
-
-static uint32_t take_handle(struct stripe_conn *c)
-{
-    uint32_t h = (uint32_t) __builtin_ctzll(~c->handles);
-    c->handles |= 1ull << h;
-    c->users++;
-    return h;
-}
-
-/* A connection to `at` for one more file, and its handle there: shared
- * where `share` and the options allow, else the file's own. */
-static int conn_take(const struct net_endpoint *at, const struct rfs_connect_opts *o, int share,
-                     struct stripe_conn **out, uint32_t *handle, const char **why)
-{
-    pthread_mutex_lock(&conns_lock);
-    struct stripe_conn *c = share ? conns : NULL;
-    while (c && !shareable(c, at, o))
-        c = c->next;
-    if (c) {
-        *handle = take_handle(c);
-        *out = c;
-        pthread_mutex_unlock(&conns_lock);
-        return 0;
-    }
-    pthread_mutex_unlock(&conns_lock);
-    /* Connected outside the lock, which guards the list only. */
-    if (!(c = calloc(1, sizeof *c)))
-        return -ENOMEM;
-    int rc = rfs_client_connect_with(&c->client, at->host, at->port, o);
-    if (rc != 0) {
-        *why = c->client.why;
-        free(c);
-        return rc;
-    }
-    c->at = *at;
-    c->opts = *o;
-    c->opts.key = NULL;
-    if (o->key) {
-        snprintf(c->key.name, sizeof c->key.name, "%s", o->key->name);
-        memcpy(c->key.secret, o->key->secret, o->key->secret_len);
-        c->key.secret_len = o->key->secret_len;
-    }
-    pthread_mutex_lock(&conns_lock);
-    *handle = take_handle(c);
-    c->listed = share && !o->net.tls;
-    if (c->listed) {
-        c->next = conns;
-        conns = c;
-    }
-    pthread_mutex_unlock(&conns_lock);
-    *out = c;
-    return 0;
-}
-
-static void conn_give_back(struct stripe_conn *c, uint32_t handle)
-{
-    pthread_mutex_lock(&conns_lock);
-    c->handles &= ~(1ull << handle);
-    int last = --c->users == 0;
-    for (struct stripe_conn **p = &conns; last && *p; p = &(*p)->next)
-        if (*p == c) {
-            *p = c->next;
-            break;
-        }
-    pthread_mutex_unlock(&conns_lock);
-    if (!last)
-        return;
-    rfs_client_close(&c->client);
-    rfs_key_wipe(&c->key);
-    free(c);
-}
-
-unsigned stripe_connections(void)
-{
-    unsigned n = 0;
-    pthread_mutex_lock(&conns_lock);
-    for (const struct stripe_conn *c = conns; c; c = c->next)
-        n++;
-    pthread_mutex_unlock(&conns_lock);
-    return n;
-}
-
-void stripe_object_stats(const struct stripe_file *f, uint32_t i, struct rfs_client_stats *out)
-{
-    const struct rfs_client_stats *now = &f->obj[i]->stats, *then = &f->at_open[i];
-    out->requests = now->requests - then->requests;
-    out->bytes_out = now->bytes_out - then->bytes_out;
-    out->bytes_in = now->bytes_in - then->bytes_in;
-}
 
 static int failed_at(struct stripe_file *f, int i, int rc)
 {
@@ -169,17 +37,18 @@ static int all_objects(struct stripe_file *f, uint16_t op, fill_fn fill, const v
     int status[STRIPE_MAX_FACTOR];
     int rc = 0;
     f->failed = -1;
+    stripe_revive(f);
     for (uint32_t i = 0; i < f->layout.factor; i++) {
-        struct rfs_req req = { .handle = f->handle[i] };
+        struct rfs_req req = { .handle = f->obj[i].handle };
         if (fill)
             fill(f, i, arg, &req);
-        status[i] = rfs_send(f->obj[i], op, &req, NULL, 0, &sent[i]);
+        status[i] = rfs_send(f->obj[i].client, op, &req, NULL, 0, &sent[i]);
     }
     for (uint32_t i = 0; i < f->layout.factor; i++) {
         struct rfs_rep rep = { 0 };
         uint64_t ignored;
         if (status[i] == 0)
-            status[i] = rfs_recv(f->obj[i], &sent[i], NULL, 0, &rep, &ignored);
+            status[i] = rfs_recv(f->obj[i].client, &sent[i], NULL, 0, &rep, &ignored);
         if (replies)
             replies[i] = rep;
         stripe_keep_failure(f, &rc, i, status[i]);
@@ -211,16 +80,26 @@ static void fill_truncate(const struct stripe_file *f, uint32_t i, const void *a
     req->length = STRIPE_HDR_SIZE + stripe_local_size(&f->layout, i, *(const uint64_t *) arg);
 }
 
+void stripe_wrote(struct stripe_file *f)
+{
+    for (uint32_t i = 0; i < f->layout.factor; i++)
+        rfs_shared_wrote(&f->obj[i]);
+}
+
 int stripe_truncate(struct stripe_file *f, uint64_t size)
 {
     if (size > STRIPE_MAX_OFFSET)
         return RFS_E_FBIG;
+    stripe_wrote(f);
     return all_objects(f, RFS_OP_FTRUNCATE, fill_truncate, &size, NULL);
 }
 
 int stripe_sync(struct stripe_file *f)
 {
-    return all_objects(f, RFS_OP_FSYNC, NULL, NULL, NULL);
+    int rc = all_objects(f, RFS_OP_FSYNC, NULL, NULL, NULL);
+    for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++)
+        rfs_shared_synced(&f->obj[i]);
+    return rc;
 }
 
 /* The local data of object i in logical [range[0], range[1]). */
@@ -238,13 +117,19 @@ int stripe_prealloc(struct stripe_file *f, uint64_t offset, uint64_t len)
     uint64_t range[2] = { offset, offset + len };
     if (offset > STRIPE_MAX_OFFSET || len > STRIPE_MAX_OFFSET - offset)
         return RFS_E_FBIG;
+    stripe_wrote(f);
     return all_objects(f, RFS_OP_PREALLOC, fill_prealloc, range, NULL);
 }
 
 int stripe_lock(struct stripe_file *f, uint32_t kind, uint64_t offset, uint64_t len, int wait)
 {
     f->failed = -1;
-    return failed_at(f, 0, rfs_lock(f->obj[0], f->handle[0], kind, offset, len, wait));
+    stripe_revive(f);
+    int rc = failed_at(f, 0, rfs_lock(f->obj[0].client, f->obj[0].handle, kind, offset, len,
+                                      wait));
+    if (rc == 0)
+        rfs_shared_locked(&f->obj[0], kind);
+    return rc;
 }
 
 int stripe_close(struct stripe_file *f)
@@ -252,17 +137,46 @@ int stripe_close(struct stripe_file *f)
     int rc = 0;
     f->failed = -1;
     for (uint32_t i = 0; i < f->connected; i++) {
-        int r = rfs_close(f->obj[i], f->handle[i]);
+        int r = rfs_close(f->obj[i].client, f->obj[i].handle);
         if (rc == 0 && r != 0)
             rc = failed_at(f, (int) i, r);
-        conn_give_back(f->shared[i], f->handle[i]);
-        f->obj[i] = NULL;
+        rfs_shared_give_back(&f->obj[i]);
     }
     f->connected = 0;
+    free(f->path);
+    f->path = NULL;
     stripe_io_release(f);
     return rc;
 }
 
+/* Object i moved to a new connection: its server learns the layout. A
+ * failure leaves the new connection broken, so it is tried again later. */
+static void revive(struct stripe_file *f, uint32_t i)
+{
+    const struct rfs_shared *was = f->obj[i].conn;
+    int rc = rfs_shared_revive(&f->obj[i], f->at[i].host, f->at[i].port, &f->connect,
+                               f->share, f->path, f->flags, &f->why);
+    if (rc == 0 && f->obj[i].conn != was)
+        (void) rfs_set_layout(f->obj[i].client, f->obj[i].handle, i, f->layout.factor,
+                              f->layout.unit, STRIPE_HDR_SIZE);
+}
+
+void stripe_revive(struct stripe_file *f)
+{
+    for (uint32_t i = 0; i < f->layout.factor; i++)
+        revive(f, i);
+}
+
+/* What a broken connection's replacement needs to open the objects again. */
+static int keep_for_revive(struct stripe_file *f, const char *path,
+                           const struct stripe_open_args *a)
+{
+    f->connect = a->connect;
+    f->share = a->share;
+    f->flags = a->flags;
+    f->path = strdup(path);
+    return f->path ? 0 : -ENOMEM;
+}
 
 /* Connect to server i and open its object of PATH. */
 static int open_object(struct stripe_file *f, const struct stripe_servers *sv, uint32_t i,
@@ -270,15 +184,12 @@ static int open_object(struct stripe_file *f, const struct stripe_servers *sv, u
                        struct rfs_stat *st)
 {
     f->at[i] = sv->at[i];
-    int rc = conn_take(&sv->at[i], &a->connect, a->share, &f->shared[i], &f->handle[i],
-                       &f->why);
+    int rc = rfs_shared_take(sv->at[i].host, sv->at[i].port, &a->connect, a->share, &f->obj[i], &f->why);
     if (rc != 0)
         return failed_at(f, (int) i, rc);
-    f->obj[i] = &f->shared[i]->client;
-    f->at_open[i] = f->obj[i]->stats;
     f->connected = i + 1;
-    return failed_at(f, (int) i, rfs_open(f->obj[i], f->handle[i], path, flags, a->mode,
-                                          st));
+    return failed_at(f, (int) i, rfs_open(f->obj[i].client, f->obj[i].handle, path, flags,
+                                          a->mode, st));
 }
 
 /* The header of object i, or *empty when the object has no bytes at all. */
@@ -286,7 +197,7 @@ static int read_header(struct stripe_file *f, uint32_t i, struct stripe_header *
 {
     uint8_t buf[STRIPE_HDR_USED];
     uint64_t got = 0;
-    int rc = rfs_pread(f->obj[i], f->handle[i], buf, sizeof buf, 0, &got);
+    int rc = rfs_pread(f->obj[i].client, f->obj[i].handle, buf, sizeof buf, 0, &got);
     f->stats.header_reads++;
     *empty = rc == 0 && got == 0;
     if (rc != 0 || *empty)
@@ -299,9 +210,9 @@ static int write_header(struct stripe_file *f, uint32_t i)
     uint8_t buf[STRIPE_HDR_USED];
     struct stripe_header h = { .layout = f->layout, .index = i };
     stripe_header_encode(&h, buf);
-    int rc = rfs_ftruncate(f->obj[i], f->handle[i], 0);
+    int rc = rfs_ftruncate(f->obj[i].client, f->obj[i].handle, 0);
     if (rc == 0)
-        rc = rfs_pwrite(f->obj[i], f->handle[i], buf, sizeof buf, 0);
+        rc = rfs_pwrite(f->obj[i].client, f->obj[i].handle, buf, sizeof buf, 0);
     return failed_at(f, (int) i, rc);
 }
 
@@ -359,12 +270,13 @@ static int open_others(struct stripe_file *f, const struct stripe_servers *sv, c
 static int create_lock(struct stripe_file *f, uint32_t flags)
 {
     uint32_t kind = (flags & RFS_O_ACCMODE) == RFS_O_RDONLY ? RFS_LOCK_READ : RFS_LOCK_WRITE;
-    return failed_at(f, 0, rfs_lock(f->obj[0], f->handle[0], kind, STRIPE_CREATE_LOCK, 1, 1));
+    return failed_at(f, 0, rfs_lock(f->obj[0].client, f->obj[0].handle, kind,
+                                    STRIPE_CREATE_LOCK, 1, 1));
 }
 
 static int create_unlock(struct stripe_file *f)
 {
-    return rfs_lock(f->obj[0], f->handle[0], RFS_LOCK_UNLOCK, STRIPE_CREATE_LOCK, 1, 0);
+    return rfs_lock(f->obj[0].client, f->obj[0].handle, RFS_LOCK_UNLOCK, STRIPE_CREATE_LOCK, 1, 0);
 }
 
 /* The layout from object 0's header, or a new one if it is empty and
@@ -415,7 +327,7 @@ static struct stripe_open_args read_write(const struct stripe_open_args *a)
 static int set_layouts(struct stripe_file *f, int rc)
 {
     for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++)
-        rc = failed_at(f, (int) i, rfs_set_layout(f->obj[i], f->handle[i], i,
+        rc = failed_at(f, (int) i, rfs_set_layout(f->obj[i].client, f->obj[i].handle, i,
                                                   f->layout.factor, f->layout.unit,
                                                   STRIPE_HDR_SIZE));
     if (rc != 0) {
@@ -435,7 +347,7 @@ int stripe_open_known(struct stripe_file *f, const struct stripe_servers *sv, co
     struct stripe_open_args rw = read_write(a);
     rw.flags &= ~(RFS_O_CREAT | RFS_O_EXCL);
     f->layout = *layout;
-    int rc = 0;
+    int rc = keep_for_revive(f, path, &rw);
     for (uint32_t i = 0; rc == 0 && i < layout->factor; i++)
         rc = open_object(f, sv, i, path, rw.flags, &rw, NULL);
     return set_layouts(f, rc);
@@ -450,7 +362,9 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
     if (sv->n == 0)
         return RFS_E_INVAL;
     struct stripe_open_args rw = read_write(a);
-    int rc = open_object(f, sv, 0, path, rw.flags, &rw, &st);
+    int rc = keep_for_revive(f, path, &rw);
+    if (rc == 0)
+        rc = open_object(f, sv, 0, path, rw.flags, &rw, &st);
     int locked = rc == 0 && (st.size == 0 || (rw.flags & RFS_O_CREAT)), empty = 0;
     for (int tries = 0; locked; tries++) {
         rc = create_lock(f, rw.flags);

@@ -18,6 +18,7 @@
 #include "dtype/dtype.h"
 #include "net/net_endpoint.h"
 #include "proto/rfs_client.h"
+#include "proto/rfs_shared.h"
 #include "stripe/stripe.h"
 
 #define STRIPE_DEFAULT_UNIT  (64u << 10)   /* as PVFS */
@@ -74,16 +75,17 @@ struct stripe_stats {
     uint32_t header_reads;              /* objects' headers read at open */
 };
 
-struct stripe_conn;                     /* a connection files share (stripe_file.c) */
-
 struct stripe_file {
     struct stripe_layout layout;
-    struct rfs_client *obj[STRIPE_MAX_FACTOR];  /* object i's server's connection */
-    uint32_t handle[STRIPE_MAX_FACTOR];         /* object i's handle on it */
-    struct stripe_conn *shared[STRIPE_MAX_FACTOR];
-    struct rfs_client_stats at_open[STRIPE_MAX_FACTOR];   /* obj[i]'s counts at open */
+    struct rfs_shared_file obj[STRIPE_MAX_FACTOR];  /* object i: server i's connection, its
+                                                     * handle there */
     struct net_endpoint at[STRIPE_MAX_FACTOR];
     uint32_t connected;                 /* objects 0 .. connected-1 have a connection */
+    /* how a broken connection's replacement opens the objects again */
+    struct rfs_connect_opts connect;
+    int share;
+    uint32_t flags;
+    char *path;
     uint32_t max_pairs;                 /* list I/O pairs per request */
     uint64_t max_inflight;              /* list I/O data bytes in flight, all objects; 0: any */
     uint32_t max_servers;               /* objects with list I/O in flight at once; 0: all */
@@ -131,11 +133,16 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
  */
 int stripe_open_known(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
                       const struct stripe_open_args *a, const struct stripe_layout *layout);
-/* What went over object i's connection since this file opened it (other
- * files' requests between this one's included). */
-void stripe_object_stats(const struct stripe_file *f, uint32_t i, struct rfs_client_stats *out);
-/* Connections this process holds to servers, all files together. */
-unsigned stripe_connections(void);
+/*
+ * Objects whose connection broke (a call timed out, the server restarted
+ * or closed it idle) move to a new one where they can (rfs_shared_revive:
+ * not with a lock held or writes not synced); the others stay broken, so
+ * that a call fails only if it needs one of them. The calls below begin so.
+ */
+void stripe_revive(struct stripe_file *f);
+/* Every object written (stripe_io and stripe_coll_io say so themselves):
+ * until a sync, a broken connection is not replaced silently. */
+void stripe_wrote(struct stripe_file *f);
 /* Closes every object; returns the first failure. */
 int stripe_close(struct stripe_file *f);
 int stripe_unlink(const struct rfs_connect_opts *o, const struct stripe_servers *sv,

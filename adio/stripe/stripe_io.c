@@ -206,8 +206,8 @@ static int complete_oldest(struct list_xfer *x, uint32_t o)
     struct rfs_rep rep;
     uint64_t got = 0;
     /* A read's reply goes straight into its memory pieces. */
-    int rc = x->is_write ? rfs_recv(x->f->obj[o], &r->sent, NULL, 0, &rep, &got)
-                         : rfs_recvv(x->f->obj[o], &r->sent, r->seg, r->nseg, &rep, &got);
+    int rc = x->is_write ? rfs_recv(x->f->obj[o].client, &r->sent, NULL, 0, &rep, &got)
+                         : rfs_recvv(x->f->obj[o].client, &r->sent, r->seg, r->nseg, &rep, &got);
     q->head = (q->head + 1) % (STRIPE_WINDOW + 1);
     q->inflight--;
     x->inflight -= r->data;
@@ -261,7 +261,7 @@ static int submit(struct list_xfer *x, uint32_t o)
     if (make_room(x, o))
         return x->status;               /* nothing new after a failure */
     struct list_req *r = building(q);
-    struct rfs_req req = { .handle = x->f->handle[o], .length = r->data };
+    struct rfs_req req = { .handle = x->f->obj[o].handle, .length = r->data };
     struct iovec iov[STRIPE_MAX_SEGS + 1];
     int n = 0;
     uint16_t op;
@@ -282,7 +282,7 @@ static int submit(struct list_xfer *x, uint32_t o)
         memcpy(iov + n, r->seg, (size_t) r->nseg * sizeof *iov);
         n += r->nseg;
     }
-    int rc = rfs_send(x->f->obj[o], op, &req, iov, n, &r->sent);
+    int rc = rfs_send(x->f->obj[o].client, op, &req, iov, n, &r->sent);
     x->f->stats.data_requests++;
     x->f->stats.segments += (uint64_t) r->nseg;
     stripe_keep_failure(x->f, &x->status, o, rc);
@@ -411,7 +411,7 @@ static void pin_memory(struct stripe_file *f, const struct iovec *mem, int nmem,
     if (f->layout.factor < 2)
         return;                 /* one object: each request is the whole memory's share */
     for (uint32_t o = 0; o < f->layout.factor; o++)
-        net_pin(f->obj[o]->conn, mem, nmem, !is_write);
+        net_pin(f->obj[o].client->conn, mem, nmem, !is_write);
 }
 
 static int list_io(struct stripe_file *f, int naive, const struct stripe_view *view,
@@ -580,17 +580,17 @@ static int dt_send(struct stripe_file *f, uint32_t o, const struct stripe_view *
                    const struct iovec *data, int ndata, int is_write,
                    struct rfs_inflight sent[2])
 {
-    int r = rfs_set_view(f->obj[o], f->handle[o], view->disp, view->enc, view->enc_len);
+    int r = rfs_set_view(f->obj[o].client, f->obj[o].handle, view->disp, view->enc, view->enc_len);
     sent[1].tag = 0;
     if (r == 0 && coll) {
-        struct rfs_req c = { .handle = f->handle[o], .flags = coll->rank, .aux = parts,
+        struct rfs_req c = { .handle = f->obj[o].handle, .flags = coll->rank, .aux = parts,
                              .offset = coll->call, .length = coll->group,
                              .mode = coll->keep ? RFS_COLL_KEEP : 0 };
-        r = rfs_send(f->obj[o], RFS_OP_COLL, &c, NULL, 0, &sent[1]);
+        r = rfs_send(f->obj[o].client, RFS_OP_COLL, &c, NULL, 0, &sent[1]);
         f->stats.coll_requests++;
     }
     if (r == 0)
-        r = rfs_send(f->obj[o], is_write ? RFS_OP_VWRITE : RFS_OP_VREAD, req, data,
+        r = rfs_send(f->obj[o].client, is_write ? RFS_OP_VWRITE : RFS_OP_VREAD, req, data,
                      is_write ? ndata : 0, &sent[0]);
     f->stats.view_requests++;
     f->stats.data_requests++;
@@ -631,9 +631,9 @@ static int dt_reply(struct stripe_file *f, uint32_t o, struct dt_xfer *d,
     struct iovec staged;
     int nin;
     const struct iovec *in = dt_share(d, o, &staged, &nin);
-    int r = sent[1].tag ? rfs_recv(f->obj[o], &sent[1], NULL, 0, &rep, &got) : 0;
+    int r = sent[1].tag ? rfs_recv(f->obj[o].client, &sent[1], NULL, 0, &rep, &got) : 0;
     if (r == 0)
-        r = rfs_recvv(f->obj[o], &sent[0], in, is_write ? 0 : nin, &rep, &got);
+        r = rfs_recvv(f->obj[o].client, &sent[0], in, is_write ? 0 : nin, &rep, &got);
     if (r == 0 && is_write && rep.value != d->share[o])
         r = -EPROTO;
     if (r == 0 && !is_write && got < d->share[o]) {
@@ -669,7 +669,7 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
         rc = stripe_walk(&f->layout, view, pos, len, dt_copy, &d);
     for (uint32_t j = 0; j < n; j++) {
         uint32_t o = coll ? (coll->rank + j) % n : j;
-        struct rfs_req req = { .handle = f->handle[o], .offset = pos, .length = len };
+        struct rfs_req req = { .handle = f->obj[o].handle, .offset = pos, .length = len };
         struct iovec staged;
         int ndata;
         if (rc != 0 || d.share[o] == 0)
@@ -721,6 +721,9 @@ int stripe_iov_io(struct stripe_file *f, enum stripe_method method,
     f->failed = -1;
     if (len == 0)
         return 0;
+    stripe_revive(f);
+    if (is_write)
+        stripe_wrote(f);
     if (method == STRIPE_DATATYPE && !view->type)
         method = STRIPE_LIST;           /* no view to send: a contiguous run */
     f->stats.calls[method]++;
@@ -772,7 +775,11 @@ int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64
     f->failed = -1;
     if (len > STRIPE_CHUNK)
         rc = -EINVAL;
-    else if (!view->type && (rc = contig_view(f, view->disp, &contig)) == 0)
+    else
+        stripe_revive(f);
+    if (rc == 0 && is_write && len > 0)
+        stripe_wrote(f);
+    if (rc == 0 && !view->type && (rc = contig_view(f, view->disp, &contig)) == 0)
         view = &contig;
     f->stats.coll_rounds++;
     if (rc == 0) {

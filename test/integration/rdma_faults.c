@@ -98,6 +98,12 @@ int main(int argc, char **argv)
     pattern_fill(data, SIZE, 0, 5);
     CHECK_MPI(MPI_File_write_at(stopped, 0, data, SIZE, MPI_BYTE, &st));
     CHECK_MPI(MPI_File_write_at(killed, 0, data, SIZE, MPI_BYTE, &st));
+    /* Synced, so that the files move to new connections where theirs broke
+     * (the two share one per server: the stopped server's timeout breaks
+     * the killed file's connection to it too, which must heal once that
+     * server resumes). */
+    CHECK_MPI(MPI_File_sync(stopped));
+    CHECK_MPI(MPI_File_sync(killed));
 
     stop_server(argv[2]);
     after_failure(stopped, data, 1, 5);

@@ -1,16 +1,19 @@
 /*
- * rfsd killed and restarted on the same port and root while a file is open:
+ * rfsd killed and restarted on the same port and root while files are open:
  *
  *   rfs_restart HOST PORT ROOT HANDSHAKE_DIR
  *
  * Every process writes its 4 MiB block of /restart.dat and the file is
- * synced (MPI_File_sync: acknowledged by the server's fsync). Rank 0 then
- * creates HANDSHAKE_DIR/synced; the runner kills rfsd with SIGKILL, starts
- * a new one on the same port and root and creates HANDSHAKE_DIR/restarted.
- * The old handle's next calls must fail with MPI_ERR_IO within seconds (its
- * connection died with the old server); a new open must find every synced
- * byte, through the new server and in ROOT itself, and the new server must
- * take new writes.
+ * synced (MPI_File_sync: acknowledged by the server's fsync); then its
+ * block of /unsynced.dat, not synced. Rank 0 creates HANDSHAKE_DIR/synced;
+ * the runner kills rfsd with SIGKILL, starts a new one on the same port and
+ * root and creates HANDSHAKE_DIR/restarted. The synced file goes on through
+ * the new server as if nothing happened (its connection replaced, the file
+ * opened again); the other one's calls fail with MPI_ERR_IO naming the
+ * server, within seconds, its close too (its writes since the sync may be
+ * lost, had the host gone down). A new open must find every synced byte,
+ * through the new server and in ROOT itself, and the new server must take
+ * new writes.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -61,6 +64,12 @@ int main(int argc, char **argv)
     pattern_fill(buf, BLOCK, (uint64_t) mine, 11);
     CHECK_MPI(MPI_File_write_at(fh, mine, buf, BLOCK, MPI_BYTE, &st));
     CHECK_MPI(MPI_File_sync(fh));
+    MPI_File dirty;
+    char dirty_name[512];
+    snprintf(dirty_name, sizeof dirty_name, "rfs:%s:%s:/unsynced.dat", argv[1], argv[2]);
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, dirty_name, MPI_MODE_CREATE | MPI_MODE_RDWR, info,
+                            &dirty));
+    CHECK_MPI(MPI_File_write_at(dirty, mine, buf, BLOCK, MPI_BYTE, &st));
     MPI_Barrier(MPI_COMM_WORLD);
     snprintf(path, sizeof path, "%s/synced", argv[4]);
     if (rank == 0) {
@@ -70,15 +79,21 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/restarted", argv[4]);
     CHECK(wait_file(path, 60), "the runner did not restart rfsd within 60 s");
 
-    /* The old connection is gone: errors, at once. */
+    /* The synced file goes on over a new connection... */
+    memset(in, 0, BLOCK);
+    CHECK_MPI(MPI_File_read_at(fh, mine, in, BLOCK, MPI_BYTE, &st));
+    CHECK(pattern_check(in, BLOCK, (uint64_t) mine, 11) < 0, "synced block read back wrong");
+    CHECK_MPI(MPI_File_write_at(fh, mine, buf, BLOCK, MPI_BYTE, &st));
+    CHECK_MPI(MPI_File_sync(fh));
+    CHECK_MPI(MPI_File_close(&fh));
+    /* ... the unsynced one says its writes may be lost, at once. */
     double t0 = now();
-    int rc = MPI_File_write_at(fh, mine, buf, BLOCK, MPI_BYTE, &st);
+    int rc = MPI_File_read_at(dirty, mine, in, BLOCK, MPI_BYTE, &st);
     CHECK_CLASS(rc, MPI_ERR_IO);
     CHECK(strstr(err_string(rc), argv[2]) != NULL, "message does not name the server: %s",
           err_string(rc));
-    CHECK_CLASS(MPI_File_read_at(fh, mine, in, BLOCK, MPI_BYTE, &st), MPI_ERR_IO);
-    CHECK_CLASS(MPI_File_sync(fh), MPI_ERR_IO);
-    CHECK_CLASS(MPI_File_close(&fh), MPI_ERR_IO);
+    CHECK_CLASS(MPI_File_sync(dirty), MPI_ERR_IO);
+    CHECK_CLASS(MPI_File_close(&dirty), MPI_ERR_IO);
     CHECK(now() - t0 < 10, "the errors took %.1f s", now() - t0);
 
     /* Every synced block, through the new server... */

@@ -24,7 +24,7 @@ for t in rfs_clients rfsd_hostile rfsd_scale ../bench/scale_load; do
 done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
     abt_order abt_coll_visible abt_wait abt_strided abt_faults rdma_faults rfs_security rdma_subarray \
-    big_view rdma_open_count; do
+    big_view open_count; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -167,9 +167,18 @@ for np in 2 4 8; do
                  echo "header reads, all processes and opens: $n (expected 7)"
                  echo "connections of a process, at most: $c (expected 4)"
                  [ "$n" = 7 ] && [ "$c" = 4 ] && exit $rc; exit 1' open_count \
-        "$LOGDIR/open_count.np$np.stats" $mpiexec -n $np "$work/bin/rdma_open_count" \
+        "$LOGDIR/open_count.np$np.stats" $mpiexec -n $np "$work/bin/open_count" \
         "rdma:/oc$np/" 4
 done
+# rfs: files of a process share its connection to the server: one at most.
+mkdir -p "$root/oc"
+ROMIO_RFS_STATS=1 run_case "rfs_open_count.np2" 120 \
+    bash -c 'stats=$1; shift; "$@" 2> "$stats"; rc=$?
+             c=$(sed -n "s/.*connections of the process \([0-9]*\).*/\1/p" "$stats" |
+                 sort -n | tail -1)
+             echo "connections of a process, at most: $c (expected 1)"
+             [ "$c" = 1 ] && exit $rc; exit 1' open_count "$LOGDIR/rfs_open_count.stats" \
+    $mpiexec -n 2 "$work/bin/open_count" "rfs:127.0.0.1:$main_port:/oc/" 0
 # reuse the 4 servers of the last layout: the rfs: tests' other programs
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_large.2GiB" 600 $mpiexec -n 1 \
     "$work/bin/rfs_large" "rdma:/large"
@@ -296,6 +305,9 @@ else
     FAILED=$((FAILED + 1))
     echo "  FAIL rfsd.silent_flood (no key files)"
 fi
+# One address flooding a server with --max-per-address leaves the others in.
+start_rfsd "$work/crowd-root" "$work" peraddr --max-per-address 8 || exit 1
+run_case "rfsd.max_per_address_8" 60 "$work/bin/rfsd_scale" peraddr "$RFSD_PORT" 8
 start_rfsd "$work/crowd-root" "$work" one-worker --threads 1 --max-threads 4 || exit 1
 run_case "rfsd.lock_wait_one_worker" 60 "$work/bin/rfsd_scale" lockwait "$RFSD_PORT"
 # 2,000 connections with the defaults, 64 of them active (every byte read

@@ -69,7 +69,7 @@ static void one_method(const struct stripe_servers *sv, struct dtype *t, const u
           "whole file read contiguously equals the view's placement", m);
     struct net_verbs_stats s, sum = { 0 };
     for (uint32_t i = 0; i < f.connected; i++) {
-        net_verbs_stats(f.obj[i]->conn, &s);
+        net_verbs_stats(f.obj[i].client->conn, &s);
         sum.eager_msgs += s.eager_msgs;
         sum.rendezvous += s.rendezvous;
         sum.rdma_wrs += s.rdma_wrs;

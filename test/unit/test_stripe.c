@@ -349,8 +349,8 @@ static void test_shared_connections(void **state)
     const char *names[3] = { "/s0", "/s1", "/s2" };
     for (int k = 0; k < 3; k++) {
         assert_int_equal(stripe_open(&f[k], &sv, names[k], &a), 0);
-        assert_int_equal(stripe_connections(), NSERVERS);
-        assert_int_equal(f[k].handle[0], (uint32_t) k);
+        assert_int_equal(rfs_shared_count(), NSERVERS);
+        assert_int_equal(f[k].obj[0].handle, (uint32_t) k);
         fill_random(src, data, (unsigned) k + 7);
         assert_int_equal(stripe_io(&f[k], STRIPE_DATATYPE, &v, 0, data, (char *) src, 1,
                                    &moved), 0);
@@ -359,8 +359,8 @@ static void test_shared_connections(void **state)
     struct stripe_open_args apart = a;
     apart.share = 0;
     assert_int_equal(stripe_open(&own, &sv, "/own", &apart), 0);
-    assert_int_equal(stripe_connections(), NSERVERS);   /* not among the shared */
-    assert_int_equal(own.handle[0], 0);
+    assert_int_equal(rfs_shared_count(), NSERVERS);   /* not among the shared */
+    assert_int_equal(own.obj[0].handle, 0);
     assert_int_equal(stripe_close(&own), 0);
     /* handle 0's view the last one sent on each connection; the handle
      * given back and taken again with the same view: it is sent again */
@@ -368,7 +368,7 @@ static void test_shared_connections(void **state)
                      0);
     assert_int_equal(stripe_close(&f[0]), 0);
     assert_int_equal(stripe_open(&f[0], &sv, names[0], &a), 0);
-    assert_int_equal(f[0].handle[0], 0);
+    assert_int_equal(f[0].obj[0].handle, 0);
     for (int k = 0; k < 3; k++) {
         fill_random(src, data, (unsigned) k + 7);
         memset(dst, 0xee, data);
@@ -379,11 +379,65 @@ static void test_shared_connections(void **state)
     }
     for (int k = 0; k < 3; k++)
         assert_int_equal(stripe_close(&f[k]), 0);
-    assert_int_equal(stripe_connections(), 0);
+    assert_int_equal(rfs_shared_count(), 0);
     dtype_free(t);
     free(enc);
     free(src);
     free(dst);
+}
+
+/* A server that closes its connections (a restart, its idle timeout):
+ * each shared file moves to a new connection at its next call, its object
+ * opened there again, and reads what it wrote; a file that is not shared
+ * does the same on its own. One that wrote since its last sync stays on
+ * the broken connection (its writes may be lost): its calls on that
+ * server, its sync and its close fail. The broken connection ends with
+ * the last file that leaves it. */
+static void test_connections_revived(void **state)
+{
+    (void) state;
+    struct stripe_open_args a = { .flags = RFS_O_RDWR | RFS_O_CREAT, .mode = 0644, .unit = 256,
+                                  .factor = NSERVERS, .connect.net.timeout_ms = 10000,
+                                  .share = 1 };
+    struct stripe_open_args apart = a;
+    apart.share = 0;
+    struct stripe_file f[4];
+    struct stripe_view whole = { 0 };
+    char src[4][3000], dst[3000];
+    uint64_t moved;
+    for (int k = 0; k < 4; k++) {
+        char name[8];
+        snprintf(name, sizeof name, "/r%d", k);
+        assert_int_equal(stripe_open(&f[k], &sv, name, k == 2 ? &apart : &a), 0);
+        fill_random(src[k], sizeof src[k], (unsigned) k + 40);
+        assert_int_equal(stripe_io(&f[k], STRIPE_LIST, &whole, 0, sizeof src[k], src[k], 1,
+                                   &moved), 0);
+        if (k < 3)
+            assert_int_equal(stripe_sync(&f[k]), 0);
+    }
+    const struct rfs_shared *was = f[0].obj[1].conn;
+    test_server_restart(&ts[1]);
+    for (int k = 0; k < 3; k++) {
+        memset(dst, 0, sizeof dst);
+        assert_int_equal(stripe_io(&f[k], STRIPE_LIST, &whole, 0, sizeof dst, dst, 0, &moved),
+                         0);
+        assert_int_equal(moved, sizeof dst);
+        assert_memory_equal(dst, src[k], sizeof dst);
+        /* the broken connection to server 1 and its replacement */
+        assert_int_equal(rfs_shared_count(), NSERVERS + 1);
+    }
+    assert_ptr_not_equal(f[0].obj[1].conn, was);
+    assert_ptr_equal(f[0].obj[1].conn, f[1].obj[1].conn);
+    assert_ptr_equal(f[0].obj[0].conn, f[1].obj[0].conn);
+    assert_ptr_equal(f[3].obj[1].conn, was);
+    assert_true(stripe_io(&f[3], STRIPE_LIST, &whole, 0, sizeof dst, dst, 0, &moved) < 0);
+    assert_int_equal(f[3].failed, 1);
+    assert_true(stripe_sync(&f[3]) < 0);
+    assert_true(stripe_close(&f[3]) < 0);
+    assert_int_equal(rfs_shared_count(), NSERVERS);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(stripe_close(&f[k]), 0);
+    assert_int_equal(rfs_shared_count(), 0);
 }
 
 /* Segments of `lens` bytes spread over `arena`, each after a gap of 3 to
@@ -925,6 +979,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_contiguous_and_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_methods_through_a_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_connections, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_connections_revived, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_segments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_datatype_direct_or_staged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_objects, setup, teardown),

@@ -38,6 +38,25 @@ static void *run_loop(void *arg)
     return NULL;
 }
 
+static void start_loop(struct test_server *ts)
+{
+    struct rfs_loop_opts lo = { .max_conns = 1024, .threads = TEST_THREADS, .max_threads = 256,
+                                .auth_timeout_ms = 10000, .tls = ts->tls };
+    int rc = rfs_loop_new(&ts->srv, &lo, ts->lfd, NULL, &ts->loop);
+    if (rc < 0)
+        die("rfs_loop_new", -rc);
+    rc = pthread_create(&ts->runner, NULL, run_loop, ts->loop);
+    if (rc != 0)
+        die("pthread_create", rc);
+}
+
+static void stop_loop(struct test_server *ts)
+{
+    rfs_loop_stop(ts->loop);
+    pthread_join(ts->runner, NULL);
+    rfs_loop_free(ts->loop);
+}
+
 void test_server_start(struct test_server *ts)
 {
     test_server_start_secure(ts, NULL, NULL);
@@ -67,22 +86,21 @@ void test_server_start_secure(struct test_server *ts, const struct rfs_keyring *
     struct sigaction sa = { .sa_handler = on_usr1 };
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, NULL);
-    struct rfs_loop_opts lo = { .max_conns = 1024, .threads = TEST_THREADS, .max_threads = 256,
-                                .auth_timeout_ms = 10000, .tls = tls };
-    if ((rc = rfs_loop_new(&ts->srv, &lo, ts->lfd, NULL, &ts->loop)) < 0)
-        die("rfs_loop_new", -rc);
-    rc = pthread_create(&ts->runner, NULL, run_loop, ts->loop);
-    if (rc != 0)
-        die("pthread_create", rc);
+    ts->tls = tls;
+    start_loop(ts);
+}
+
+void test_server_restart(struct test_server *ts)
+{
+    stop_loop(ts);
+    start_loop(ts);
 }
 
 /* Connections a failed test left open are shut down by the loop, so no
  * worker waits for a peer that will never speak again. */
 void test_server_stop(struct test_server *ts)
 {
-    rfs_loop_stop(ts->loop);
-    pthread_join(ts->runner, NULL);
-    rfs_loop_free(ts->loop);
+    stop_loop(ts);
     close(ts->lfd);
     rfs_coll_table_free(ts->srv.coll);
     rfs_server_fini(&ts->srv);

@@ -26,6 +26,7 @@ struct test_server {
     char root[4096];
     char port[16];
     int lfd;
+    struct net_tls *tls;
     struct rfs_loop *loop;
     pthread_t runner;           /* rfs_loop_run */
 };
@@ -36,6 +37,9 @@ void test_server_start(struct test_server *ts);
 void test_server_start_secure(struct test_server *ts, const struct rfs_keyring *keys,
                               struct net_tls *tls);
 void test_server_stop(struct test_server *ts);
+/* Every connection closed, as by a restart of the server or its idle
+ * timeout; the same port and export serve again at once. */
+void test_server_restart(struct test_server *ts);
 /* root/relpath into buf */
 const char *test_path(const struct test_server *ts, const char *rel, char *buf, size_t len);
 /* Whole file content, malloc'ed; *len gets its size. NULL if missing. */
