@@ -3,15 +3,15 @@
  *
  *   open_cost OPENS FILE...
  *
- * For each FILE in turn (ufs:/..., rfs:HOST:PORT:/..., rdma:/...): rank 0
- * removes it, one untimed open creates it, then OPENS times every process
- * opens it collectively (MPI_COMM_WORLD, MPI_MODE_CREATE | MPI_MODE_RDWR)
- * and closes it. Each open is timed from a barrier to its return on the
- * slowest process; rank 0 prints one line a file:
+ * For each FILE (ufs:/..., rfs:HOST:PORT:/..., rdma:/...): rank 0 removes
+ * it, one untimed open creates it; then in OPENS rounds every process
+ * opens each FILE in turn collectively (MPI_COMM_WORLD, MPI_MODE_CREATE |
+ * MPI_MODE_RDWR) and closes it. Each open is timed from a barrier to its
+ * return on the slowest process; rank 0 prints one line a file:
  *
  *   RESULT file=FILE np=P opens=N open_ms=MEDIAN min_ms=MIN max_ms=MAX
  *
- * and first the same for OPENS barriers alone (file=barrier): with more
+ * and first the same for a barrier alone in each round (file=barrier): with more
  * processes than cores, every collective waits for the scheduler, and the
  * barrier is that cost without any I/O.
  *
@@ -136,20 +136,27 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: open_cost OPENS FILE...\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    double *t = malloc(2 * (size_t) opens * sizeof *t);
+    /* t[f * opens + i]: round i of file f, file 0 the barrier; the
+     * last row is report's scratch */
+    int nt = argc - 1;
+    double *t = malloc((size_t) (nt + 1) * (size_t) opens * sizeof *t);
     if (!t) {
         fprintf(stderr, "open_cost: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    for (int i = 0; i < opens; i++)
-        t[i] = timed_barrier();
-    report("barrier", opens, t, t + opens);
-    for (int f = 2; f < argc; f++) {
+    for (int f = 2; f < argc; f++)
         create_fresh(argv[f]);
-        for (int i = 0; i < opens; i++)
-            t[i] = timed_open(argv[f]);
-        report(argv[f], opens, t, t + opens);
+    /* Round by round, every file in turn: a stretch where the scheduler
+     * or another program holds the cores up shows in every column alike,
+     * not in one file's. */
+    for (int i = 0; i < opens; i++) {
+        t[i] = timed_barrier();
+        for (int f = 2; f < argc; f++)
+            t[(f - 1) * opens + i] = timed_open(argv[f]);
     }
+    report("barrier", opens, t, t + nt * opens);
+    for (int f = 2; f < argc; f++)
+        report(argv[f], opens, t + (f - 1) * opens, t + nt * opens);
     free(t);
     CHECK(MPI_Finalize(), "finalize");
     return 0;

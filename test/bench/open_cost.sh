@@ -4,13 +4,14 @@
 # (root, namespaces), over its 2 client hosts with its 4 server hosts
 # (test/lab/lab.sh, links LAB_RATE, default 1gbit): rdma: striped over 4
 # rfsd servers, rfs: on one, and ufs: (a local file) as the baseline in the
-# same job. Per row: the median over the opens of the slowest process's
-# time, that against ufs:'s, one MPI_Barrier among the same processes (with
-# more processes than cores every collective waits for the scheduler: this
-# machine has 2), and from the drivers' counters (ROMIO_RDMA_STATS,
-# ROMIO_RFS_STATS, every process's, summed here) the requests each server
-# received per open and the headers read per open. OPENS per job is 64/P,
-# at least 3, so the whole part stays near 3 minutes on 2 cores.
+# same job, the three opened in turn round by round. Per row: the median
+# over the opens of the slowest process's time, that against ufs:'s, one
+# MPI_Barrier among the same processes (with more processes than cores
+# every collective waits for the scheduler: this machine has 2), and from
+# the drivers' counters (ROMIO_RDMA_STATS, ROMIO_RFS_STATS, every
+# process's, summed here) the requests each server received per open and
+# the headers read per open. OPENS per job is 64/P, at least 3, so the
+# whole part stays within about 2 minutes on 2 cores.
 #   open_cost.sh REPO [NPS]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
