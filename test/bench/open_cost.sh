@@ -31,7 +31,7 @@ failed=0
 # rows WHERE MPIEXEC HOSTS_OPT SERVERS RFS: one job per P (a row per
 # prefix); HOSTS_OPT "lab" spreads the ranks over the lab's client hosts
 rows() {
-    local where=$1 mpiexec=$2 hosts=$3 servers=$4 rfs=$5 np opens out err hostargs
+    local where=$1 mpiexec=$2 hosts=$3 servers=$4 rfs=$5 np opens out err hostargs job rc
     mkdir -p "$work/ufs-$where"
     for np in $nps; do
         opens=$((64 / np))
@@ -39,10 +39,19 @@ rows() {
         hostargs=""
         [ "$hosts" != lab ] || hostargs="-hosts $LAB_HOSTS -ppn $(((np + 1) / 2))"
         out=$work/$where-$np.out err=$work/$where-$np.err
+        # in the background, waited for: an INT or TERM of this runner tears
+        # down at once (not when the job is over), and stops the job (lab_bg)
         # shellcheck disable=SC2086
-        if ! ROMIO_RDMA_SERVERS=$servers ROMIO_RDMA_STATS=1 ROMIO_RFS_STATS=1 \
+        ROMIO_RDMA_SERVERS=$servers ROMIO_RDMA_STATS=1 ROMIO_RFS_STATS=1 \
             timeout --kill-after=10 300 $mpiexec $hostargs -n "$np" "$prog" "$opens" \
-            "ufs:$work/ufs-$where/oc.dat" "rfs:$rfs:/oc.dat" rdma:/oc.dat > "$out" 2> "$err"; then
+            "ufs:$work/ufs-$where/oc.dat" "rfs:$rfs:/oc.dat" rdma:/oc.dat > "$out" 2> "$err" &
+        job=$!
+        lab_bg "$job"
+        wait "$job"
+        rc=$?
+        # over: its PID is no longer ours to signal
+        LAB_BG_PIDS=${LAB_BG_PIDS// $job/}
+        if [ "$rc" -ne 0 ]; then
             echo "  FAIL $where np=$np:"
             tail -15 "$out" "$err" | sed 's/^/       | /'
             failed=$((failed + 1))
