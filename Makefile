@@ -25,7 +25,9 @@
 #                        processes, each row beside the time of one MPI_Barrier in its jobs)
 #   make bench-scale     one rfsd holding 100 to 10,000 connections, 64 or 1,000 of them
 #                        active, against the 64 active alone (scale_load.c): rates,
-#                        latency, rfsd's memory per idle connection (plain and TLS)
+#                        latency, rfsd's memory per idle connection (plain and TLS); then
+#                        one collective open's cost for 2 to 32 processes, rfs: and rdma:
+#                        against ufs:, on loopback and the lab (open_cost.c)
 #   make bench-reg       registration costs (seed 000 Table 3) on the first verbs device
 #   make bench-lab       rfs:, rdma:, collective and abt: on the lab's virtual cluster against
 #                        iperf3 on the same links (LAB_RATE, default 500mbit; LAB_PARTS, default
@@ -243,7 +245,13 @@ $(FOBJ)/scale_load: $(call objs,test/bench/scale_load.c adio/proto/rfs_proto.c \
                       adio/net/net_tls.c adio/net/net_endpoint.c)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ -lpthread -lssl -lcrypto
 
-bench-scale: all $(FOBJ)/scale_load
+# The collective open's cost of bench-scale's last part: an MPI program,
+# built with our mpicc (as test_dtype_mpi).
+$(FOBJ)/open_cost: test/bench/open_cost.c test/bench/bench_check.h | mpich
+	@mkdir -p $(dir $@)
+	$(PREFIX)/bin/mpicc $(ALL_CFLAGS) $< -o $@
+
+bench-scale: all lab-deps $(FOBJ)/scale_load $(FOBJ)/open_cost
 	@bash test/bench/scale.sh $(CURDIR)
 
 bench-reg: $(FOBJ)/reg_bench

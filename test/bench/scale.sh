@@ -8,7 +8,8 @@
 # the server's latency). Rows are medians of PASSES runs (default 3), the
 # configurations alternated within each pass; ratios are medians of each
 # pass's own. Then the memory of idle TLS connections (with a key) against
-# idle plain ones.
+# idle plain ones. Last, what one collective open costs for 2 to 32
+# processes, on loopback and in the lab (open_cost.sh).
 #   scale.sh REPO [PASSES] [SECONDS]
 set -eu
 repo=$1
@@ -85,3 +86,6 @@ for p in $(seq 1 "$passes"); do
 done
 printf '\nidle connections (1000): plain %s KiB each, TLS with a key %s KiB each (rfsd resident)\n' \
     "$(field idle-plain idle_kib_per_conn | median)" "$(field idle-tls idle_kib_per_conn | median)"
+
+# The collective open's cost: its own runner (the lab's teardown on exit)
+bash "$repo/test/bench/open_cost.sh" "$repo"
