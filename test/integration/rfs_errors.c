@@ -98,13 +98,18 @@ int main(int argc, char **argv)
     CHECK_CLASS(MPI_File_delete(name(0, host, dead, "/f"), MPI_INFO_NULL), MPI_ERR_IO);
 
     /* server at its connection limit: refused at once, and the message
-     * says why (no MPI_MODE_CREATE: a create connects twice) */
+     * says why. The second open asks for another timeout, so it cannot
+     * share the first one's connection. */
     MPI_File held;
+    MPI_Info other_timeout;
+    MPI_Info_create(&other_timeout);
+    MPI_Info_set(other_timeout, "rfs_timeout", "30");
     CHECK_MPI(MPI_File_open(MPI_COMM_SELF, name(1, host, argv[8], "/existing"), MPI_MODE_RDWR,
                             MPI_INFO_NULL, &held));
     double t_busy = now();
     rc = MPI_File_open(MPI_COMM_SELF, name(2, host, argv[8], "/existing"), MPI_MODE_RDONLY,
-                       MPI_INFO_NULL, &fh);
+                       other_timeout, &fh);
+    MPI_Info_free(&other_timeout);
     CHECK_CLASS(rc, MPI_ERR_IO);
     check_message_names_server(rc, argv[8]);
     CHECK(strstr(err_string(rc), "connection limit") != NULL, "refusal not reported: %s",
