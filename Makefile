@@ -31,7 +31,7 @@
 #   make bench-reg       registration costs (seed 000 Table 3) on the first verbs device
 #   make bench-lab       rfs:, rdma:, collective and abt: on the lab's virtual cluster against
 #                        iperf3 on the same links (LAB_RATE, default 500mbit; LAB_PARTS, default
-#                        "rfs tls rdma coll abt", selects parts): docs/bench-lab.md
+#                        "rfs tls rdma coll abt", selects parts): docs/performance.md
 
 MPICH_VERSION := 4.0.2
 CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)

@@ -114,7 +114,7 @@ pair() {
     : > "$work/x"
     : > "$work/ax"
     # unrecorded: the first run of a set writes into memory the VM has not
-    # used lately, at a fraction of the pace (docs/bench-lab.md)
+    # used lately, at a fraction of the pace (docs/performance.md)
     one x "$x/$label.warm" "$compute" > /dev/null
     rm -f "$work"/froot/* "$work"/ufs/*
     for r in $(seq 1 "$reps"); do
