@@ -20,7 +20,7 @@
  * From this size on, written data goes from the socket to the file in the
  * kernel where the transport can (splice): one copy instead of two. Reads
  * stay pread + send: sendfile measured slower and less steady on loopback
- * (docs/testing.md).
+ * (docs/performance.md).
  */
 #define RFS_ZEROCOPY_MIN (64u << 10)
 

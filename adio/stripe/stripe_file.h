@@ -30,7 +30,7 @@
  * replies into one client link, or one process's requests to several
  * servers, burst into that link's queue at once; a bound keeps the burst
  * small. Off by default: it also holds back calls over few servers, where
- * the lab could not tell its cost from its noise (docs/bench-lab.md). */
+ * the lab could not tell its cost from its noise (docs/performance.md). */
 #define STRIPE_DEFAULT_INFLIGHT 0
 /* Servers a process's list and naive requests go to at once at most
  * (rdma_inflight_servers; 0: all): 4 keeps the 8 requests of 512 KiB of a
