@@ -14,7 +14,7 @@
  * more is refused at once (RFS_REFUSAL_OP), so that its client reports
  * "server busy" instead of waiting in the listen backlog. SIGTERM or
  * SIGINT stop it cleanly: no new connections, open connections are shut
- * down, every worker is joined. With --keys, a client must prove it holds
+ * down, every worker is joined. SIGHUP reads the key file again. With --keys, a client must prove it holds
  * one of the keys before anything else is served, within --auth-timeout;
  * with --tls-cert, every connection is TLS (docs/security.md). No MPI here.
  */
@@ -45,6 +45,7 @@
 #include "server/rfs_log.h"
 #include "server/rfs_loop.h"
 #include "server/rfs_server.h"
+#include "server/rfs_server_auth.h"
 
 /* Descriptors kept for the files clients open, the listeners and logs when
  * the connection limit follows from RLIMIT_NOFILE. */
@@ -60,6 +61,9 @@ static struct {
     struct net_tls *tls;        /* NULL: plain TCP */
     struct rfs_loop *loop;
     char *config_text;          /* the config file: its values point into it */
+    const char *keys_path;      /* --keys, read again at SIGHUP; NULL: none */
+    pthread_t reloader;         /* waits for SIGHUP (sigwait) */
+    atomic_int stopping;        /* the reloader ends at its next wake-up */
 } g;
 
 /* What the options set, from their defaults, the config file and the
@@ -528,6 +532,64 @@ static int install_signals(void)
     return 0;
 }
 
+/* SIGHUP: the key file read again. The new keys serve the proofs that
+ * follow; a file that does not load (or names a root that is missing)
+ * leaves the old keys in place. */
+static void reload_keys(void)
+{
+    char err[512];
+    struct rfs_keyring fresh;
+    /* The roots are checked with a copy of the server that holds the new
+     * keys: the running one goes on with the old ones until the swap. */
+    struct rfs_server probe = g.server;
+    probe.keys = &fresh;
+    if (rfs_keyring_load(g.keys_path, &fresh, err, sizeof err) < 0 ||
+        rfs_server_check_keys(&probe, err, sizeof err) < 0) {
+        rfs_log(RFS_LOG_ERROR, "SIGHUP: keys not read again, the old ones stay: %s", err);
+        rfs_keyring_free(&fresh);
+        return;
+    }
+    rfs_server_auth_swap_keys(&g.keys, &fresh);
+    rfs_keyring_free(&fresh);
+    rfs_log(RFS_LOG_INFO, "SIGHUP: clients must authenticate: %zu keys from %s", g.keys.count,
+            g.keys_path);
+}
+
+/* A thread of its own waits for SIGHUP, blocked in every other thread: a
+ * handler could not load a file. */
+static void *reloader(void *unused)
+{
+    (void) unused;
+    sigset_t hup;
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    int sig;
+    while (sigwait(&hup, &sig) == 0 && !atomic_load(&g.stopping)) {
+        if (g.keys_path)
+            reload_keys();
+        else
+            rfs_log(RFS_LOG_INFO, "SIGHUP: no --keys, nothing to read again");
+    }
+    return NULL;
+}
+
+static void stop_reloader(void)
+{
+    atomic_store(&g.stopping, 1);
+    pthread_kill(g.reloader, SIGHUP);
+    pthread_join(g.reloader, NULL);
+}
+
+/* SIGHUP blocked before any thread starts, so that every thread inherits
+ * it (it waits, pending, for the reloader). */
+static int block_sighup(void)
+{
+    sigset_t hup;
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    return -pthread_sigmask(SIG_BLOCK, &hup, NULL);
+}
+
 static void log_stats(void)
 {
     struct rfs_loop_stats ls;
@@ -552,6 +614,7 @@ static int setup_security(const char *keys, const char *tls_cert, const char *tl
     char err[512];
     int rc = 0;
     g.server.keys = keys ? &g.keys : NULL;
+    g.keys_path = keys;
     if (keys && ((rc = rfs_keyring_load(keys, &g.keys, err, sizeof err)) < 0 ||
                  (rc = rfs_server_check_keys(&g.server, err, sizeof err)) < 0))
         rfs_log(RFS_LOG_ERROR, "%s", err);
@@ -574,6 +637,10 @@ int main(int argc, char **argv)
         return rc;
     }
     rfs_log_set_level((enum rfs_log_level) set.log_level);
+    if ((rc = block_sighup()) < 0) {
+        rfs_log(RFS_LOG_ERROR, "signals: %s", strerror(-rc));
+        return 1;
+    }
     long nofile = raise_nofile();
     if (!set.max_conns)
         set.max_conns = nofile > 2 * FD_RESERVE ? nofile - FD_RESERVE : nofile / 2;
@@ -631,7 +698,12 @@ int main(int argc, char **argv)
             rl ? " (tcp and rdma)" : "", set.max_conns, nofile, set.threads, set.max_threads,
             set.max_data_mib);
 
+    if ((rc = pthread_create(&g.reloader, NULL, reloader, NULL)) != 0) {
+        rfs_log(RFS_LOG_ERROR, "SIGHUP thread: %s", strerror(rc));
+        return 1;
+    }
     rc = rfs_loop_run(g.loop);
+    stop_reloader();
     if (rc < 0)
         rfs_log(RFS_LOG_ERROR, "cannot start workers: %s", strerror(-rc));
     log_stats();
