@@ -309,11 +309,13 @@ static void print_man_options(void)
 {
     for (size_t i = 0; i < NOPTS; i++) {
         const struct opt *o = &opts[i];
-        fputs(".TP\n.B \\-\\-", stdout);
+        /* .TP's tag is one line: the name bold, its value italic */
+        fputs(o->arg ? ".TP\n.BI \\-\\-" : ".TP\n.B \\-\\-", stdout);
         print_roff(o->name);
         if (o->arg) {
-            fputs("\n.I ", stdout);
+            fputs(" \" ", stdout);
             print_roff(o->arg);
+            putchar('"');
         }
         putchar('\n');
         print_roff(o->help);
