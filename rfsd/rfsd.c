@@ -232,9 +232,10 @@ static int set_value(const struct opt *o, const char *arg, const char *name, str
         *(int *) v = level;
         return 0;
     case OPT_FLAG:
-        if (!arg)
-            return *(int *) v = 1, 0;
-        return parse_flag(arg, name, v);
+        if (arg)
+            return parse_flag(arg, name, v);
+        *(int *) v = 1;
+        return 0;
     }
     return -1;
 }
