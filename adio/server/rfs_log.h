@@ -1,4 +1,9 @@
-/* Levelled logging to stderr for rfsd. No MPI here. */
+/*
+ * Levelled logging to stderr for rfsd: a line per event with its time,
+ * process and level, or, when stderr is systemd's stream to the journal
+ * (JOURNAL_STREAM), with the level as an sd-daemon <N> prefix and nothing
+ * the journal records itself. No MPI here.
+ */
 #ifndef RFS_LOG_H_INCLUDED
 #define RFS_LOG_H_INCLUDED
 

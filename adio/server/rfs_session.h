@@ -26,7 +26,6 @@ struct rfs_session {
     struct rfs_auth_state {             /* with keys: requests wait for a proof */
         int done;
         int hello_seen;
-        const struct rfs_key *key;      /* NULL also for an unknown name */
         char name[RFS_AUTH_MAX_NAME + 1];
         uint8_t client_nonce[RFS_AUTH_NONCE], server_nonce[RFS_AUTH_NONCE];
     } auth;

@@ -317,6 +317,16 @@ run_case "rfsd.2000_connections" 180 bash -c '"$@" && echo "No Errors"' scale_lo
     "$work/bin/scale_load" 127.0.0.1 "$RFSD_PORT" --conns 2000 --active 64 --seconds 3 \
     --rfsd-pid "$RFSD_PID" --max-idle-threads 64
 
+# rfsd --config, SIGHUP's key reload, journal logs, rfsd(8) and the systemd
+# unit: no MPI, a script of its own (also run alone); its counts are ours.
+bash "$here/rfsd_config.sh" "$PREFIX" "$work/config" "$work/config.res"
+if read -r p f s < "$work/config.res"; then
+    PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+else
+    FAILED=$((FAILED + 1))
+    echo "  FAIL rfsd_config (did not finish)"
+fi
+
 run_case "rfs_large.2GiB" 600 $mpiexec -n 1 "$work/bin/rfs_large" \
     "rfs:127.0.0.1:$main_port:/large"
 
