@@ -32,6 +32,7 @@ done
     -o "$work/bin/rdma_basic" "$here/rdma_basic.c" "$here/../../adio/stripe/stripe.c" \
     || { echo "cannot build rdma_basic"; FAILED=$((FAILED + 1)); }
 
+run_case "man.romio-drivers" 60 bash -c '"$@" && echo "No Errors"' check-man bash "$here/../docs/check-man.sh" "$here/../.."
 echo "integration tests (rfs:)"
 root=$work/root
 start_rfsd "$root" "$work" main || exit 1
