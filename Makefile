@@ -14,6 +14,12 @@
 #   make check-lab       the drivers on a virtual cluster (test/lab/): 4 server hosts, 2 client
 #                        hosts with 2 ranks each, in network namespaces behind shaped links
 #   make check-fuzz      libFuzzer on the protocol decoders, FUZZ_SECONDS each (default 60)
+#   make install         MPICH with the drivers, rfsd, the Open MPI component (if made), man
+#                        pages, the systemd unit, docs and a module file into PREFIX
+#                        (default /usr/local; DESTDIR for packagers): docs/deploy.md
+#   make uninstall       what make install put into PREFIX, nothing else
+#   make check-install   make install into a temporary prefix, then a program built and run
+#                        through Lmod's module load against rfsd started from config files
 #   make demo            4 processes write and read a file through rfs: on loopback
 #   make bench           rfs: throughput against a raw TCP stream, same run; then the
 #                        noncontiguous patterns: native vs data sieving vs ufs
@@ -51,7 +57,11 @@ OPENMPI_DIR   := $(CACHE_ROOT)/openmpi-$(OPENMPI_VERSION)-$(OPENMPI_KEY)
 PNETCDF_DIR   := $(MPICH_DIR)-pnetcdf
 # parallel HDF5 and its testpar programs, the same way (make check-apps)
 HDF5_DIR      := $(MPICH_DIR)-hdf5
-PREFIX        := $(CURDIR)/build/install
+# The cached MPICH's install tree, linked as build/install
+BUILD_PREFIX  := $(CURDIR)/build/install
+# make install's prefix and staging directory (packagers' DESTDIR)
+PREFIX        ?= /usr/local
+DESTDIR       ?=
 OBJ           := build/obj
 
 CC       ?= cc
@@ -93,7 +103,7 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 
-.PHONY: all deps mpich openmpi check-openmpi pnetcdf hdf5 layering rfsd unit check check-lab lab-deps \
+.PHONY: all deps mpich openmpi install uninstall check-install check-openmpi pnetcdf hdf5 layering rfsd unit check check-lab lab-deps \
         check-rdma rdma-deps rdma-vm-progs check-sanitize check-mpich-io check-apps check-apps-full \
         check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll bench-scale \
@@ -139,11 +149,25 @@ $(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SR
 # Unit tests that use MPI as their oracle: built with our mpicc.
 $(FOBJ)/test_dtype_mpi: test/unit/test_dtype_mpi.c common/dtype_mpi.c $(DTYPE_SRC) | mpich
 	@mkdir -p $(dir $@)
-	$(PREFIX)/bin/mpicc $(CPPFLAGS) -Icommon $(ALL_CFLAGS) $^ -o $@ -lcmocka
+	$(BUILD_PREFIX)/bin/mpicc $(CPPFLAGS) -Icommon $(ALL_CFLAGS) $^ -o $@ -lcmocka
 
 # Installed only when it differs: a make with nothing changed touches nothing.
 rfsd: mpich $(FOBJ)/rfsd
-	@cmp -s $(FOBJ)/rfsd $(PREFIX)/bin/rfsd || install -m 755 $(FOBJ)/rfsd $(PREFIX)/bin/rfsd
+	@cmp -s $(FOBJ)/rfsd $(BUILD_PREFIX)/bin/rfsd || install -m 755 $(FOBJ)/rfsd $(BUILD_PREFIX)/bin/rfsd
+
+# The cached MPICH tree is relocated into PREFIX (scripts/install.sh says
+# how); the Open MPI component goes too if make openmpi made it.
+OMPI_COMPONENTS = $(if $(wildcard $(OPENMPI_DIR)/components/*.so),$(OPENMPI_DIR)/components)
+install: all
+	@bash scripts/install.sh install $(CURDIR) $(MPICH_DIR)/install $(PREFIX) "$(DESTDIR)" \
+	    $(OMPI_COMPONENTS)
+
+uninstall:
+	@bash scripts/install.sh uninstall $(PREFIX) "$(DESTDIR)"
+
+check-install: all
+	@bash scripts/install-deps.sh install
+	@bash test/install/run.sh $(CURDIR) $(MPICH_DIR)/install $(OMPI_COMPONENTS)
 
 # Programs that need an RDMA device: run in the soft-RoCE guest of check-rdma.
 RDMA_VM_PROGS := test_verbs rfs_verbs_client stripe_verbs_client verbs_bench
@@ -175,10 +199,10 @@ layering:
 	    || { echo "layering: adio/ includes MPI or ROMIO headers (above)" >&2; exit 1; }
 
 pnetcdf: mpich
-	@bash scripts/build-pnetcdf.sh $(PREFIX) $(PNETCDF_DIR)
+	@bash scripts/build-pnetcdf.sh $(BUILD_PREFIX) $(PNETCDF_DIR)
 
 hdf5: mpich
-	@bash scripts/build-hdf5.sh $(PREFIX) $(HDF5_DIR)
+	@bash scripts/build-hdf5.sh $(BUILD_PREFIX) $(HDF5_DIR)
 
 # The test command of README.md and CI: every suite runs, one summary line.
 check: layering all unit pnetcdf
@@ -192,7 +216,7 @@ check-lab: all lab-deps
 # MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:) alone; make check
 # runs it too.
 check-mpich-io: all
-	@w=$$(mktemp -d); bash test/mpich-io/run.sh $(PREFIX) $(MPICH_DIR) $$w $$w/res; \
+	@w=$$(mktemp -d); bash test/mpich-io/run.sh $(BUILD_PREFIX) $(MPICH_DIR) $$w $$w/res; \
 	 read p f s < $$w/res; rm -rf $$w; echo "$$p passed, $$f failed, $$s skipped"; [ $$f -eq 0 ]
 
 # The applications' own parallel suites over every prefix (test/apps/run.sh):
@@ -249,7 +273,7 @@ $(FOBJ)/scale_load: $(call objs,test/bench/scale_load.c adio/proto/rfs_proto.c \
 # built with our mpicc (as test_dtype_mpi).
 $(FOBJ)/open_cost: test/bench/open_cost.c test/bench/bench_check.h | mpich
 	@mkdir -p $(dir $@)
-	$(PREFIX)/bin/mpicc $(ALL_CFLAGS) $< -o $@
+	$(BUILD_PREFIX)/bin/mpicc $(ALL_CFLAGS) $< -o $@
 
 bench-scale: all lab-deps $(FOBJ)/scale_load $(FOBJ)/open_cost
 	@bash test/bench/scale.sh $(CURDIR)

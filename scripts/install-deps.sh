@@ -22,6 +22,10 @@ busybox-static kmod"
 # gnuplot (make bench-lab's plot)
 [ "${1:-}" = bench-lab ] && PACKAGES="$PACKAGES iproute2 kmod iperf3 gnuplot-nox"
 
+# `install-deps.sh install`: make check-install (Debian's Lmod loads the
+# module file; man renders the pages; systemd-analyze verifies the unit)
+[ "${1:-}" = install ] && PACKAGES="$PACKAGES lmod man-db groff-base systemd"
+
 # `install-deps.sh openmpi`: Debian's Open MPI and its parallel HDF5 (make
 # openmpi, make check-openmpi)
 [ "${1:-}" = openmpi ] && PACKAGES="$PACKAGES libopenmpi-dev openmpi-bin libhdf5-openmpi-dev"

@@ -233,7 +233,7 @@ case_unit_verify() {
     mkdir -p "$t/man/man8"
     cp "$repo/man/rfsd.8" "$t/man/man8/"
     printf '#!/bin/sh\n' > "$t/rfsd" && chmod 755 "$t/rfsd"
-    sed "s|^ExecStart=/usr/local/sbin/rfsd |ExecStart=$t/rfsd |" \
+    sed "s|^ExecStart=/usr/local/bin/rfsd |ExecStart=$t/rfsd |" \
         "$repo/dist/systemd/rfsd@.service" > "$t/rfsd@.service"
     grep -q "^ExecStart=$t/rfsd " "$t/rfsd@.service" || { rm -rf "$t"; fail "no ExecStart"; } ||
         return 1
