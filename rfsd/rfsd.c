@@ -40,6 +40,7 @@
 
 #include "net/net.h"
 #include "verbs/net_verbs.h"
+#include "proto/rfs_auth.h"
 #include "proto/rfs_proto.h"
 #include "server/rfs_coll.h"
 #include "server/rfs_log.h"
@@ -441,14 +442,7 @@ static int read_config(const char *path, struct settings *s, int *from)
     if (read_config_text(path) < 0)
         return -1;
     int lineno = 0;
-    for (char *line = g.config_text, *next; line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        lineno++;
-        line += strspn(line, " \t\r");
-        if (*line == '\0' || *line == '#')
-            continue;
+    for (char *text = g.config_text, *line; (line = rfs_text_next_line(&text, &lineno));) {
         char where[PATH_MAX + 32];
         snprintf(where, sizeof where, "%s:%d:", path, lineno);
         if (config_line(line, where, s, from, lineno) < 0)

@@ -148,18 +148,26 @@ static int add_key(struct rfs_keyring *ring, const struct rfs_key *k)
     return 0;
 }
 
+char *rfs_text_next_line(char **cursor, int *lineno)
+{
+    while (*cursor) {
+        char *line = *cursor;
+        *cursor = strchr(line, '\n');
+        if (*cursor)
+            *(*cursor)++ = '\0';
+        ++*lineno;
+        line += strspn(line, " \t\r");
+        if (*line != '\0' && *line != '#')
+            return line;
+    }
+    return NULL;
+}
+
 static int parse_keys(char *text, const char *path, struct rfs_keyring *ring, char *err,
                       size_t errlen)
 {
     int lineno = 0;
-    for (char *line = text, *next; line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        lineno++;
-        line += strspn(line, " \t\r");
-        if (*line == '\0' || *line == '#')
-            continue;
+    for (char *line; (line = rfs_text_next_line(&text, &lineno));) {
         struct rfs_key k;
         const char *why = NULL;
         if (parse_line(line, &k, &why) < 0)

@@ -57,6 +57,13 @@ const struct rfs_key *rfs_keyring_find(const struct rfs_keyring *ring, const cha
 /* A client's key: the file must hold exactly one key. */
 int rfs_key_load(const char *path, struct rfs_key *key, char *err, size_t errlen);
 void rfs_key_wipe(struct rfs_key *key);
+/*
+ * Key files and rfsd's config file share one line grammar: the next line
+ * of the text at *cursor that is not blank or a comment (# first), its
+ * leading blanks skipped and its newline cut off (the text is changed);
+ * *lineno counts every line. NULL at the end.
+ */
+char *rfs_text_next_line(char **cursor, int *lineno);
 
 /* Fresh nonce from the system's CSPRNG: 0 or -EIO. */
 int rfs_auth_nonce(uint8_t nonce[RFS_AUTH_NONCE]);

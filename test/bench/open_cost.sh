@@ -80,20 +80,30 @@ table() {
             match($0, /\): [0-9]+ requests/); rq[s] += substr($0, RSTART + 3, RLENGTH - 12)
             next
         }
-        FNR != NR && /^rdma stats: .*; header reads [0-9]+$/ { hr += $NF; closes++; next }
+        FNR != NR && /^rdma stats: .*; header reads [0-9]+/ {
+            match($0, /header reads [0-9]+/); hr += substr($0, RSTART + 13, RLENGTH - 13)
+            closes++
+            if (match($0, /connections of the process [0-9]+/) &&
+                substr($0, RSTART + 27, RLENGTH - 27) + 0 > conns["rdma"])
+                conns["rdma"] = substr($0, RSTART + 27, RLENGTH - 27) + 0
+            next
+        }
         FNR != NR && /^rfs stats: .*: [0-9]+ requests/ {
             match($0, /: [0-9]+ requests/); rfsrq += substr($0, RSTART + 2, RLENGTH - 11)
+            if (match($0, /connections of the process [0-9]+/) &&
+                substr($0, RSTART + 27, RLENGTH - 27) + 0 > conns["rfs"])
+                conns["rfs"] = substr($0, RSTART + 27, RLENGTH - 27) + 0
         }
         END {
             lo = -1; hi = 0
             for (s in rq) { if (lo < 0 || rq[s] < lo) lo = rq[s]; if (rq[s] > hi) hi = rq[s] }
             per = lo == hi ? sprintf("%.1f", lo / opens) : sprintf("%.1f-%.1f", lo / opens, hi / opens)
-            fmt = "%-9s %5d %-5s %5d %10.3f %7s %10.3f %10s %7s\n"
-            printf fmt, where, np, "ufs", opens, ms["ufs"], "1.00", ms["barrier"], "-", "-"
+            fmt = "%-9s %5d %-5s %5d %10.3f %7s %10.3f %10s %7s %6s\n"
+            printf fmt, where, np, "ufs", opens, ms["ufs"], "1.00", ms["barrier"], "-", "-", "-"
             printf fmt, where, np, "rfs", opens, ms["rfs"], sprintf("%.2f", ms["rfs"] / ms["ufs"]),
-                ms["barrier"], sprintf("%.1f", rfsrq / opens), "-"
+                ms["barrier"], sprintf("%.1f", rfsrq / opens), "-", conns["rfs"] + 0
             printf fmt, where, np, "rdma", opens, ms["rdma"], sprintf("%.2f", ms["rdma"] / ms["ufs"]),
-                ms["barrier"], per, sprintf("%.1f", hr / opens)
+                ms["barrier"], per, sprintf("%.1f", hr / opens), conns["rdma"] + 0
             if (closes != np * opens) {
                 printf "  FAIL %s np=%d: %d rdma: closes reported, expected %d\n", where, np,
                     closes, np * opens
@@ -106,8 +116,8 @@ echo
 echo "bench-scale: the cost of a collective open (MPI_MODE_CREATE | MPI_MODE_RDWR on an existing file)"
 # what else this machine runs shows in every time here (busy-polling ranks)
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-9s %5s %-5s %5s %10s %7s %10s %10s %7s\n' where procs drv opens "ms/open" "x ufs" \
-    "barrier ms" "req/server" "headers"
+printf '%-9s %5s %-5s %5s %10s %7s %10s %10s %7s %6s\n' where procs drv opens "ms/open" \
+    "x ufs" "barrier ms" "req/server" "headers" "conns"
 
 start_rdma_servers 4 "$work" lo-srv
 start_rfsd "$work/lo-rfs-root" "$work" lo-rfs
@@ -130,6 +140,7 @@ fi
 echo "(ms/open: median over the opens of the slowest process, MPI_Barrier first; x ufs: against"
 echo " ufs: in the same job; barrier ms: one MPI_Barrier there; req/server: requests each server"
 echo " received per open, all processes, from the drivers' counters (rdma: without its CLOSEs,"
-echo " rfs: with them); headers: rdma: headers read per open. lab: ranks over 2 client hosts,"
+echo " rfs: with them); headers: rdma: headers read per open; conns: the most connections"
+echo " a process held (rdma: all servers, rfs: its one). lab: ranks over 2 client hosts,"
 echo " servers on 4 server hosts, links ${LAB_RATE:-1gbit}; loopback: one host, $(nproc) cores)"
 [ "$failed" -eq 0 ]
