@@ -3,7 +3,7 @@
 #   make                 install Debian packages, build the patched MPICH (cached) and rfsd
 #   make check           unit tests, integration tests, ROMIO's and MPICH's I/O tests over rfs:,
 #                        PnetCDF's tests over abt: (PnetCDF built once, cached)
-#   make check-mpich-io  MPICH's test/mpi/io over rfs: alone (ROMIO_FSTYPE_FORCE=rfs:)
+#   make check-mpich-io  MPICH's test/mpi/io over rfs: and its collective tests over rdma:
 #   make openmpi         the drivers in Open MPI's io component, for Debian's Open MPI (cached)
 #   make check-openmpi   the drivers under Debian's Open MPI: tests, HDF5, ROMIO's suite
 #   make check-apps      HDF5's and PnetCDF's parallel tests over every prefix (ufs: the
@@ -22,7 +22,8 @@
 #                        through Lmod's module load against rfsd started from config files
 #   make demo            4 processes write and read a file through rfs: on loopback
 #   make bench           rfs: throughput against a raw TCP stream, same run; then the
-#                        noncontiguous patterns: native vs data sieving vs ufs
+#                        noncontiguous patterns (native vs data sieving vs ufs), the ABT
+#                        experiment and rdma:'s methods (bench-noncontig, -abt, -rdma)
 #   make bench-noncontig the noncontiguous patterns alone
 #   make bench-abt       the RFS paper's ABT experiment (periodic output, slow link)
 #   make bench-rdma      rdma: over 4 servers: naive, data sieving, list and datatype I/O
@@ -37,7 +38,7 @@
 #   make bench-reg       registration costs (seed 000 Table 3) on the first verbs device
 #   make bench-lab       rfs:, rdma:, collective and abt: on the lab's virtual cluster against
 #                        iperf3 on the same links (LAB_RATE, default 500mbit; LAB_PARTS, default
-#                        "rfs tls rdma coll abt", selects parts): docs/performance.md
+#                        "rfs tls rdma coll abt interleave", selects parts): docs/performance.md
 
 MPICH_VERSION := 4.0.2
 CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)
@@ -213,8 +214,9 @@ check: layering all unit pnetcdf
 check-lab: all lab-deps
 	@bash test/lab/check.sh $(CURDIR) $(MPICH_DIR)
 
-# MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:) alone; make check
-# runs it too.
+# MPICH's test/mpi/io over rfs: (ROMIO_FSTYPE_FORCE=rfs:), then its
+# collective tests over rdma: with disk-directed and with two-phase
+# collectives (test/mpich-io/run.sh's default passes); make check runs it too.
 check-mpich-io: all
 	@w=$$(mktemp -d); bash test/mpich-io/run.sh $(BUILD_PREFIX) $(MPICH_DIR) $$w $$w/res; \
 	 read p f s < $$w/res; rm -rf $$w; echo "$$p passed, $$f failed, $$s skipped"; [ $$f -eq 0 ]
