@@ -229,22 +229,22 @@ static void end_conn(struct rfs_loop *l, struct conn *c, int rc)
     free(c);
 }
 
-/* The address to count fd's connection under, or NULL if none is. */
-static const struct rfs_peer_addr *counted_address(const struct rfs_loop *l, int fd,
+/* The address to count a connection from `ss` under, or NULL if none is. */
+static const struct rfs_peer_addr *counted_address(const struct rfs_loop *l,
+                                                   const struct sockaddr_storage *ss,
                                                    struct rfs_peer_addr *addr)
 {
-    struct sockaddr_storage ss = { .ss_family = AF_UNSPEC };
-    socklen_t sl = sizeof ss;
-    if (!l->peers || getpeername(fd, (struct sockaddr *) &ss, &sl) < 0 ||
-        rfs_peer_addr_of(&ss, addr) < 0)
-        return NULL;
-    return addr;
+    return l->peers && rfs_peer_addr_of(ss, addr) == 0 ? addr : NULL;
 }
 
 static void admit_tcp(struct rfs_loop *l, int fd)
 {
+    /* One getpeername: the address is both counted and logged. */
+    struct sockaddr_storage ss = { .ss_family = AF_UNSPEC };
+    socklen_t sl = sizeof ss;
+    getpeername(fd, (struct sockaddr *) &ss, &sl);
     struct rfs_peer_addr key;
-    const struct rfs_peer_addr *addr = counted_address(l, fd, &key);
+    const struct rfs_peer_addr *addr = counted_address(l, &ss, &key);
     const char *refused = take_slot(l, addr);
     if (refused) {
         refuse(fd, refused);
@@ -276,7 +276,7 @@ static void admit_tcp(struct rfs_loop *l, int fd)
     c->idle_since = now_ms();
     if (l->server->keys || l->opts.tls)
         c->auth_deadline = c->idle_since + l->opts.auth_timeout_ms;
-    peer_name(fd, c->peer, sizeof c->peer);
+    address_name(&ss, c->peer, sizeof c->peer);
     rfs_log(RFS_LOG_INFO, "%s: connected", c->peer);
     list_insert(l, c);
     int rc = arm(l, EPOLL_CTL_ADD, fd, (uint64_t) (uintptr_t) c);

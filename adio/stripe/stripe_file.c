@@ -149,6 +149,14 @@ int stripe_close(struct stripe_file *f)
     return rc;
 }
 
+/* Object i's server learns the file's layout (at open, and again on a
+ * new connection). */
+static int send_layout(struct stripe_file *f, uint32_t i)
+{
+    return rfs_set_layout(f->obj[i].client, f->obj[i].handle, i, f->layout.factor,
+                          f->layout.unit, STRIPE_HDR_SIZE);
+}
+
 /* Object i moved to a new connection: its server learns the layout. A
  * failure leaves the new connection broken, so it is tried again later. */
 static void revive(struct stripe_file *f, uint32_t i)
@@ -157,8 +165,7 @@ static void revive(struct stripe_file *f, uint32_t i)
     int rc = rfs_shared_revive(&f->obj[i], f->at[i].host, f->at[i].port, &f->connect,
                                f->share, f->path, f->flags, &f->why);
     if (rc == 0 && f->obj[i].conn != was)
-        (void) rfs_set_layout(f->obj[i].client, f->obj[i].handle, i, f->layout.factor,
-                              f->layout.unit, STRIPE_HDR_SIZE);
+        (void) send_layout(f, i);
 }
 
 void stripe_revive(struct stripe_file *f)
@@ -184,7 +191,8 @@ static int open_object(struct stripe_file *f, const struct stripe_servers *sv, u
                        struct rfs_stat *st)
 {
     f->at[i] = sv->at[i];
-    int rc = rfs_shared_take(sv->at[i].host, sv->at[i].port, &a->connect, a->share, &f->obj[i], &f->why);
+    int rc = rfs_shared_take(sv->at[i].host, sv->at[i].port, &a->connect, a->share,
+                             &f->obj[i], &f->why);
     if (rc != 0)
         return failed_at(f, (int) i, rc);
     f->connected = i + 1;
@@ -276,7 +284,8 @@ static int create_lock(struct stripe_file *f, uint32_t flags)
 
 static int create_unlock(struct stripe_file *f)
 {
-    return rfs_lock(f->obj[0].client, f->obj[0].handle, RFS_LOCK_UNLOCK, STRIPE_CREATE_LOCK, 1, 0);
+    return rfs_lock(f->obj[0].client, f->obj[0].handle, RFS_LOCK_UNLOCK, STRIPE_CREATE_LOCK,
+                    1, 0);
 }
 
 /* The layout from object 0's header, or a new one if it is empty and
@@ -327,9 +336,7 @@ static struct stripe_open_args read_write(const struct stripe_open_args *a)
 static int set_layouts(struct stripe_file *f, int rc)
 {
     for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++)
-        rc = failed_at(f, (int) i, rfs_set_layout(f->obj[i].client, f->obj[i].handle, i,
-                                                  f->layout.factor, f->layout.unit,
-                                                  STRIPE_HDR_SIZE));
+        rc = failed_at(f, (int) i, send_layout(f, i));
     if (rc != 0) {
         int failed = f->failed;
         stripe_close(f);                /* closing object 0 drops the lock */
