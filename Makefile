@@ -1,6 +1,8 @@
-# romio-drivers: ROMIO ADIO drivers for MPICH 4.0.2 (rfs:, rdma:, abt:) and their server, rfsd.
+# romio-drivers: ROMIO ADIO drivers for MPICH (rfs:, rdma:, abt:) and their server, rfsd.
 #
-#   make                 install Debian packages, build the patched MPICH (cached) and rfsd
+#   make                 install Debian packages, build the patched MPICH (cached) and rfsd:
+#                        Debian's own MPICH (bookworm 4.0.2, trixie 4.2.1), or MPICH_SOURCE=PATH
+#                        (a release tarball or tree of 4.0.x, 4.2.x, 4.3.x or 5.0.x)
 #   make check           unit tests, integration tests, ROMIO's and MPICH's I/O tests over rfs:,
 #                        PnetCDF's tests over abt: (PnetCDF built once, cached)
 #   make check-mpich-io  MPICH's test/mpi/io over rfs: and its collective tests over rdma:
@@ -40,7 +42,11 @@
 #                        iperf3 on the same links (LAB_RATE, default 500mbit; LAB_PARTS, default
 #                        "rfs tls rdma coll abt interleave", selects parts): docs/performance.md
 
-MPICH_VERSION := 4.0.2
+# MPICH_SOURCE: an MPICH release tarball or source tree (4.0.x, 4.2.x, 4.3.x,
+# 5.0.x) to build the drivers into; without it, Debian's own MPICH (bookworm
+# 4.0.2, trixie 4.2.1) from apt-get source.
+MPICH_SOURCE  ?=
+MPICH_VERSION := $(shell bash scripts/mpich-version.sh '$(MPICH_SOURCE)')
 CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)
 # The MPICH build is keyed by version, the patch, the driver file lists and
 # this checkout's path: its ROMIO tree links to this checkout's drivers, so
@@ -117,7 +123,7 @@ deps:
 	@bash scripts/install-deps.sh
 
 mpich: deps
-	@bash scripts/build-mpich.sh $(CURDIR) $(MPICH_DIR)
+	@bash scripts/build-mpich.sh $(CURDIR) $(MPICH_DIR) $(MPICH_VERSION) '$(MPICH_SOURCE)'
 	@mkdir -p build && [ "$$(readlink build/install)" = $(MPICH_DIR)/install ] || \
 	    ln -sfn $(MPICH_DIR)/install build/install
 

@@ -79,7 +79,8 @@ int ADIOI_ABT_Rdwr_through(ADIO_File fd);
 int ADIOI_ABT_Buffering(ADIO_File fd);
 void ADIOI_ABT_Report_visibility(ADIO_File fd);
 int ADIOI_ABT_Error(int rc, const char *myname, const char *filename);
-ADIO_Offset ADIOI_ABT_Extent(ADIO_File fd, int count, MPI_Datatype datatype, int file_ptr_type,
+ADIO_Offset ADIOI_ABT_Extent(ADIO_File fd, romio_count_t count, MPI_Datatype datatype,
+                             int file_ptr_type,
                              ADIO_Offset offset, ADIO_Offset *start);
 void ADIOI_ABT_Print_stats(const char *name, struct abt_engine *e);
 /* ad_abt_order.c */
@@ -90,7 +91,7 @@ int ADIOI_ABT_Drain_range(ADIO_File fd, int which, uint64_t off, uint64_t len,
 int ADIOI_ABT_Drain(ADIO_File fd, const char *myname);
 void ADIOI_ABT_Pending(ADIO_File fd, uint64_t *lo, uint64_t *hi);
 int ADIOI_ABT_Agree(MPI_Comm comm, int err, const char *myname);
-int ADIOI_ABT_Order_collective(ADIO_File fd, int count, MPI_Datatype datatype,
+int ADIOI_ABT_Order_collective(ADIO_File fd, romio_count_t count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, int *path,
                                const char *myname);
 /* ad_abt_sink.c */
@@ -104,22 +105,22 @@ void ADIOI_ABT_Finish_deferred(const char *name);
 
 void ADIOI_ABT_Open(ADIO_File fd, int *error_code);
 void ADIOI_ABT_Close(ADIO_File fd, int *error_code);
-void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                           int *error_code);
-void ADIOI_ABT_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+void ADIOI_ABT_WriteContig(ADIO_File fd, const void *buf, romio_count_t count,
+                           MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                           ADIO_Status *status, int *error_code);
+void ADIOI_ABT_ReadStrided(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int *error_code);
-void ADIOI_ABT_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-                           int *error_code);
-void ADIOI_ABT_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_ABT_ReadStridedColl(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                                int *error_code);
-void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
-                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-                            int *error_code);
-void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, romio_count_t count,
+                            MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                            ADIO_Status *status, int *error_code);
+void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, romio_count_t count,
                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                 ADIO_Status *status, int *error_code);
 void ADIOI_ABT_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *error_code);

@@ -177,7 +177,8 @@ int ADIOI_ABT_Error(int rc, const char *myname, const char *filename)
 }
 
 /* The bytes of a contiguous access and where it starts in the file. */
-ADIO_Offset ADIOI_ABT_Extent(ADIO_File fd, int count, MPI_Datatype datatype, int file_ptr_type,
+ADIO_Offset ADIOI_ABT_Extent(ADIO_File fd, romio_count_t count, MPI_Datatype datatype,
+                             int file_ptr_type,
                              ADIO_Offset offset, ADIO_Offset *start)
 {
     MPI_Count size;

@@ -84,11 +84,11 @@ void ADIOI_ABT_Pending(ADIO_File fd, uint64_t *lo, uint64_t *hi)
 }
 
 /* [lo, hi) of this process's accesses in the call, empty when lo >= hi. */
-static void call_span(ADIO_File fd, int count, MPI_Datatype datatype, int file_ptr_type,
+static void call_span(ADIO_File fd, romio_count_t count, MPI_Datatype datatype, int file_ptr_type,
                       ADIO_Offset offset, long long *lo, long long *hi)
 {
     ADIO_Offset *offs, *lens, start, end, fp_ind = fd->fp_ind;
-    int pieces;
+    romio_piece_count_t pieces;
     ADIOI_Calc_my_off_len(fd, count, datatype, file_ptr_type, offset, &offs, &lens, &start,
                           &end, &pieces);
     fd->fp_ind = fp_ind;        /* it advances the individual pointer: the call has not run */
@@ -139,7 +139,7 @@ static void allreduce_napping(const void *send, void *recv, int count, MPI_Datat
  * agrees on a collective write's *path (NULL: none; enum
  * ADIOI_ABT_Coll_path), this process's choice in, the largest of all out.
  */
-int ADIOI_ABT_Order_collective(ADIO_File fd, int count, MPI_Datatype datatype,
+int ADIOI_ABT_Order_collective(ADIO_File fd, romio_count_t count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, int *path,
                                const char *myname)
 {

@@ -6,7 +6,7 @@
  */
 #include "ad_abt.h"
 
-void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                           int *error_code)
 {
@@ -33,7 +33,7 @@ void ADIOI_ABT_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datat
  * process's that the call meets (ad_abt_order.c). The shadow's file
  * pointer comes back to the user's file.
  */
-static void read_inner(ADIO_File fd, int collective, void *buf, int count,
+static void read_inner(ADIO_File fd, int collective, void *buf, romio_count_t count,
                        MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                        ADIO_Status *status, int *error_code, const char *myname)
 {
@@ -51,7 +51,7 @@ static void read_inner(ADIO_File fd, int collective, void *buf, int count,
     fd->fp_sys_posn = a->inner->fp_sys_posn;
 }
 
-void ADIOI_ABT_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_ABT_ReadStrided(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int *error_code)
 {
@@ -59,7 +59,7 @@ void ADIOI_ABT_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype data
                "ADIOI_ABT_READSTRIDED");
 }
 
-void ADIOI_ABT_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_ABT_ReadStridedColl(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                                int *error_code)
 {

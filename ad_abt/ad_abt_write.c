@@ -11,7 +11,7 @@
 #include "ad_abt.h"
 #include "dtype_view.h"
 
-static void write_through(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+static void write_through(ADIO_File fd, const void *buf, romio_count_t count, MPI_Datatype datatype,
                           ADIO_Offset off, ADIO_Status *status, int *error_code)
 {
     static char myname[] = "ADIOI_ABT_WRITECONTIG";
@@ -23,9 +23,9 @@ static void write_through(ADIO_File fd, const void *buf, int count, MPI_Datatype
                      error_code);
 }
 
-void ADIOI_ABT_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
-                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-                           int *error_code)
+void ADIOI_ABT_WriteContig(ADIO_File fd, const void *buf, romio_count_t count,
+                           MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                           ADIO_Status *status, int *error_code)
 {
     static char myname[] = "ADIOI_ABT_WRITECONTIG";
     ADIOI_ABT_File *a = fd->fs_ptr;
@@ -175,7 +175,7 @@ static const struct dtype_view_ops abt_view_ops = {
 
 /* Not buffering (atomic mode, a lock held): the inner driver's own strided
  * write, after everything buffered before it. */
-static void write_strided_through(ADIO_File fd, const void *buf, int count,
+static void write_strided_through(ADIO_File fd, const void *buf, romio_count_t count,
                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                   ADIO_Status *status, int *error_code)
 {
@@ -194,9 +194,9 @@ static void write_strided_through(ADIO_File fd, const void *buf, int count,
  * view and packs a noncontiguous memory side). ROMIO's
  * ADIOI_GEN_WriteStrided_naive is not used: it places data wrongly for
  * resized filetypes and asserts on a run over 2 GiB. */
-static void queue_view_runs(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
-                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-                            int *error_code)
+static void queue_view_runs(ADIO_File fd, const void *buf, romio_count_t count,
+                            MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                            ADIO_Status *status, int *error_code)
 {
     dtype_view_strided_io(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
                           &abt_view_ops, error_code);
@@ -204,9 +204,9 @@ static void queue_view_runs(ADIO_File fd, const void *buf, int count, MPI_Dataty
 
 /* The view's runs are queued, unless data sieving is asked for: the runs
  * are copied anyway, and sieving reads back what the buffers hold. */
-void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
-                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-                            int *error_code)
+void ADIOI_ABT_WriteStrided(ADIO_File fd, const void *buf, romio_count_t count,
+                            MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                            ADIO_Status *status, int *error_code)
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
     if (!ADIOI_ABT_Buffering(fd)) {
@@ -307,9 +307,9 @@ static int coll_path_vote(ADIO_File fd)
 
 /* The inner driver's collective write on the shadow; its file pointer
  * comes back to the user's file. */
-static void write_coll_inner(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
-                             int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-                             int *error_code)
+static void write_coll_inner(ADIO_File fd, const void *buf, romio_count_t count,
+                             MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                             ADIO_Status *status, int *error_code)
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
     ADIOI_ABT_Sync_shadow(fd);
@@ -341,7 +341,7 @@ static int land_before_return(ADIO_File fd, int err, const char *myname)
  * without sync, what other processes wrote collectively (its parallel
  * filtered writes read each chunk filled at the dataset's creation; its
  * irregular selections, testphdf5's ccontw). */
-void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, romio_count_t count,
                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                 ADIO_Status *status, int *error_code)
 {

@@ -76,10 +76,10 @@ enum { ADIOI_RDMA_TRANSPORT_TCP, ADIOI_RDMA_TRANSPORT_VERBS, ADIOI_RDMA_TRANSPOR
 int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size_t whylen);
 void ADIOI_RDMA_Report_layout(ADIO_File fd, const ADIOI_RDMA_File *f);
 int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const char *what);
-void ADIOI_RDMA_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RDMA_Contig_io(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                           int is_write, int *error_code);
-void ADIOI_RDMA_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RDMA_Strided_io(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int is_write, int *error_code);
 /* ad_rdma_strided.c: the view's encoding for the servers, and errors */
@@ -87,28 +87,28 @@ int ADIOI_RDMA_Prepare_view(ADIO_File fd, const struct dtype *file);
 int ADIOI_RDMA_View_error(ADIO_File fd, int rc, int is_write);
 
 /* ad_rdma_coll.c: rdma_coll=two_phase (ROMIO's), disk_directed or auto */
-void ADIOI_RDMA_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RDMA_ReadStridedColl(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                                 int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                                 int *error_code);
-void ADIOI_RDMA_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+void ADIOI_RDMA_WriteStridedColl(ADIO_File fd, const void *buf, romio_count_t count,
                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                  ADIO_Status *status, int *error_code);
 
 void ADIOI_RDMA_Open(ADIO_File fd, int *error_code);
 void ADIOI_RDMA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code);
 void ADIOI_RDMA_Close(ADIO_File fd, int *error_code);
-void ADIOI_RDMA_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RDMA_ReadContig(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int *error_code);
-void ADIOI_RDMA_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RDMA_WriteContig(ADIO_File fd, const void *buf, romio_count_t count,
+                            MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                            ADIO_Status *status, int *error_code);
+void ADIOI_RDMA_ReadStrided(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                             int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                             int *error_code);
-void ADIOI_RDMA_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-                            int *error_code);
-void ADIOI_RDMA_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
-                             int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-                             int *error_code);
+void ADIOI_RDMA_WriteStrided(ADIO_File fd, const void *buf, romio_count_t count,
+                             MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                             ADIO_Status *status, int *error_code);
 void ADIOI_RDMA_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *error_code);
 void ADIOI_RDMA_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
 void ADIOI_RDMA_Flush(ADIO_File fd, int *error_code);

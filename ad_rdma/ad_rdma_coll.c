@@ -94,7 +94,7 @@ static const struct dtype_view_ops dd_ops = {
 
 /* Rounds this process's request takes, or -1 when disk-directed cannot
  * move it. */
-static int64_t rounds_needed(ADIO_File fd, int count, MPI_Datatype datatype)
+static int64_t rounds_needed(ADIO_File fd, romio_count_t count, MPI_Datatype datatype)
 {
     MPI_Count size;
     int64_t most;
@@ -137,7 +137,7 @@ static int use_disk_directed(ADIO_File fd)
 }
 
 /* 0, or -1 when the processes agreed on two-phase instead (nothing moved). */
-static int disk_directed(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+static int disk_directed(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                          int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                          int is_write, int *error_code)
 {
@@ -178,7 +178,7 @@ static int disk_directed(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
     return f->coll_fallback ? -1 : 0;
 }
 
-void ADIOI_RDMA_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RDMA_ReadStridedColl(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                                 int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                                 int *error_code)
 {
@@ -189,7 +189,7 @@ void ADIOI_RDMA_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype
                                   error_code);
 }
 
-void ADIOI_RDMA_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+void ADIOI_RDMA_WriteStridedColl(ADIO_File fd, const void *buf, romio_count_t count,
                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                  ADIO_Status *status, int *error_code)
 {

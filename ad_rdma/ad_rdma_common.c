@@ -101,7 +101,7 @@ int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const
 
 /* ReadContig/WriteContig: `offset` is a byte of the file, the view aside
  * (ROMIO's two-phase and data sieving call them so). */
-void ADIOI_RDMA_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RDMA_Contig_io(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                                 int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                                 int is_write, int *error_code)
 {

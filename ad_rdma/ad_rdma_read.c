@@ -2,7 +2,7 @@
  * or ROMIO's data sieving with rdma_io_method=sieve). */
 #include "ad_rdma.h"
 
-void ADIOI_RDMA_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RDMA_ReadContig(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int *error_code)
 {
@@ -10,7 +10,7 @@ void ADIOI_RDMA_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype data
                          error_code);
 }
 
-void ADIOI_RDMA_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RDMA_ReadStrided(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                             int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                             int *error_code)
 {

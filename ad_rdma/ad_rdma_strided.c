@@ -57,7 +57,7 @@ static const struct dtype_view_ops rdma_view_ops = {
     .max_view = RFS_MAX_VIEW
 };
 
-void ADIOI_RDMA_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RDMA_Strided_io(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int is_write, int *error_code)
 {

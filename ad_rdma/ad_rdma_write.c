@@ -2,17 +2,17 @@
  * or ROMIO's data sieving with rdma_io_method=sieve). */
 #include "ad_rdma.h"
 
-void ADIOI_RDMA_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
-                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-                           int *error_code)
+void ADIOI_RDMA_WriteContig(ADIO_File fd, const void *buf, romio_count_t count,
+                            MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                            ADIO_Status *status, int *error_code)
 {
     ADIOI_RDMA_Contig_io(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
                          error_code);
 }
 
-void ADIOI_RDMA_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
-                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-                            int *error_code)
+void ADIOI_RDMA_WriteStrided(ADIO_File fd, const void *buf, romio_count_t count,
+                             MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                             ADIO_Status *status, int *error_code)
 {
     ADIOI_RDMA_File *f = fd->fs_ptr;
     if (f->method == ADIOI_RDMA_SIEVE)

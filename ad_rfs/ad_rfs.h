@@ -51,10 +51,10 @@ void ADIOI_RFS_Reach(ADIO_File fd, const char **host, const char **port, const c
                      struct rfs_connect_opts *o);
 int ADIOI_RFS_Ready(ADIOI_RFS_File *f);
 int ADIOI_RFS_Error(int rc, const char *myname, const ADIOI_RFS_File *f, const char *what);
-MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                                int is_write, int *error_code);
-void ADIOI_RFS_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RFS_Strided_io(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                           int is_write, int *error_code);
 MPI_Offset ADIOI_RFS_Status_bytes(ADIO_Status *status, int error_code);
@@ -62,35 +62,36 @@ int ADIOI_RFS_Coll_sync(ADIO_File fd, int *error_code);
 
 void ADIOI_RFS_Open(ADIO_File fd, int *error_code);
 void ADIOI_RFS_Close(ADIO_File fd, int *error_code);
-void ADIOI_RFS_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RFS_ReadContig(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                           int *error_code);
-void ADIOI_RFS_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RFS_WriteContig(ADIO_File fd, const void *buf, romio_count_t count,
+                           MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                           ADIO_Status *status, int *error_code);
+void ADIOI_RFS_ReadStrided(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int *error_code);
-void ADIOI_RFS_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-                           int *error_code);
-void ADIOI_RFS_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
-                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-                            int *error_code);
-void ADIOI_RFS_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RFS_WriteStrided(ADIO_File fd, const void *buf, romio_count_t count,
+                            MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                            ADIO_Status *status, int *error_code);
+void ADIOI_RFS_ReadStridedColl(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                                int *error_code);
-void ADIOI_RFS_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+void ADIOI_RFS_WriteStridedColl(ADIO_File fd, const void *buf, romio_count_t count,
                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                 ADIO_Status *status, int *error_code);
-void ADIOI_RFS_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RFS_IreadStridedColl(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                                 int file_ptr_type, ADIO_Offset offset, MPI_Request *request,
                                 int *error_code);
-void ADIOI_RFS_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+void ADIOI_RFS_IwriteStridedColl(ADIO_File fd, const void *buf, romio_count_t count,
                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                  MPI_Request *request, int *error_code);
-void ADIOI_RFS_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RFS_IreadContig(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
                            int *error_code);
-void ADIOI_RFS_IwriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
-                            int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
+void ADIOI_RFS_IwriteContig(ADIO_File fd, const void *buf, romio_count_t count,
+                            MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                            ADIO_Request *request,
                             int *error_code);
 void ADIOI_RFS_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *error_code);
 void ADIOI_RFS_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);

@@ -127,7 +127,7 @@ int ADIOI_RFS_Ready(ADIOI_RFS_File *f)
 }
 
 /* Returns the bytes transferred (0 on error). */
-MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                                int is_write, int *error_code)
 {

@@ -5,7 +5,7 @@
  */
 #include "ad_rfs.h"
 
-void ADIOI_RFS_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RFS_IreadContig(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
                            int *error_code)
 {

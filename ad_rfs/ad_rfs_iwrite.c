@@ -2,8 +2,9 @@
  * (see ad_rfs_iread.c). */
 #include "ad_rfs.h"
 
-void ADIOI_RFS_IwriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
-                            int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
+void ADIOI_RFS_IwriteContig(ADIO_File fd, const void *buf, romio_count_t count,
+                            MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                            ADIO_Request *request,
                             int *error_code)
 {
     ADIO_Status status;

@@ -7,7 +7,7 @@
 #include "ad_rfs.h"
 
 /* The native collective: this process's own request, nothing shared. */
-static void read_native(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+static void read_native(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                         int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                         int *error_code)
 {
@@ -16,7 +16,7 @@ static void read_native(ADIO_File fd, void *buf, int count, MPI_Datatype datatyp
     ADIO_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status, error_code);
 }
 
-void ADIOI_RFS_ReadStridedColl(ADIO_File fd, void *buf, int count,
+void ADIOI_RFS_ReadStridedColl(ADIO_File fd, void *buf, romio_count_t count,
                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                 ADIO_Status *status, int *error_code)
 {
@@ -34,7 +34,7 @@ void ADIOI_RFS_ReadStridedColl(ADIO_File fd, void *buf, int count,
 
 /* No ordered call is nonblocking, and a nonblocking start must not wait
  * for the other processes: no synchronisation here. */
-void ADIOI_RFS_IreadStridedColl(ADIO_File fd, void *buf, int count,
+void ADIOI_RFS_IreadStridedColl(ADIO_File fd, void *buf, romio_count_t count,
                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                  MPI_Request *request, int *error_code)
 {

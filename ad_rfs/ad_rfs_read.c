@@ -1,14 +1,14 @@
 /* Reads: contiguous (ad_rfs_common.c) and noncontiguous (ad_rfs_strided.c). */
 #include "ad_rfs.h"
 
-void ADIOI_RFS_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RFS_ReadContig(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                           int *error_code)
 {
     ADIOI_RFS_Contig_io(fd, buf, count, datatype, file_ptr_type, offset, status, 0, error_code);
 }
 
-void ADIOI_RFS_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RFS_ReadStrided(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int *error_code)
 {

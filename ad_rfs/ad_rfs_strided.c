@@ -51,7 +51,7 @@ static const struct dtype_view_ops rfs_view_ops = {
     .prepare = rfs_prepare, .move = rfs_move, .error = rfs_error, .max_view = RFS_MAX_VIEW
 };
 
-void ADIOI_RFS_Strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void ADIOI_RFS_Strided_io(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                           int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                           int is_write, int *error_code)
 {

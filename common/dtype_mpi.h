@@ -5,7 +5,7 @@
 #ifndef DTYPE_MPI_H_INCLUDED
 #define DTYPE_MPI_H_INCLUDED
 
-#include <mpi.h>
+#include "romio_compat.h"     /* mpi.h, or MPI 5 ABI's names in ROMIO */
 
 #include "dtype/dtype.h"
 

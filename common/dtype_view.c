@@ -112,7 +112,7 @@ static int describe_view(ADIO_File fd, const struct dtype_view_ops *ops, struct 
 struct memory {
     char *buf;
     MPI_Datatype type;
-    int count;
+    romio_count_t count;
     const struct dtype *t;      /* NULL: contiguous */
 };
 
@@ -256,7 +256,7 @@ int dtype_view_describable(ADIO_File fd, MPI_Datatype datatype,
     return ok;
 }
 
-void dtype_view_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void dtype_view_strided_io(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int is_write, const struct dtype_view_ops *ops, int *error_code)
 {

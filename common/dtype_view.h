@@ -50,7 +50,7 @@ struct dtype_view_ops {
 int dtype_view_describable(ADIO_File fd, MPI_Datatype datatype,
                            const struct dtype_view_ops *ops, int64_t *most);
 
-void dtype_view_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+void dtype_view_strided_io(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
                            int is_write, const struct dtype_view_ops *ops, int *error_code);
 

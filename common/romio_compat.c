@@ -8,7 +8,7 @@
 #ifdef ROMIO_COMPAT_BLOCKING_ICOLL
 
 /* The bytes a completed collective call moved: all of them, or none. */
-static MPI_Offset collective_bytes(int count, MPI_Datatype datatype, int error_code)
+static MPI_Offset collective_bytes(romio_count_t count, MPI_Datatype datatype, int error_code)
 {
     MPI_Count size = 0;
 
@@ -18,8 +18,8 @@ static MPI_Offset collective_bytes(int count, MPI_Datatype datatype, int error_c
     return (MPI_Offset) size * count;
 }
 
-void ADIOI_COMPAT_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                                   int file_ptr_type, ADIO_Offset offset,
+void ADIOI_COMPAT_IreadStridedColl(ADIO_File fd, void *buf, romio_count_t count,
+                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                    MPI_Request *request, int *error_code)
 {
     ADIO_Status status;
@@ -30,7 +30,7 @@ void ADIOI_COMPAT_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datat
                                   error_code, request);
 }
 
-void ADIOI_COMPAT_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+void ADIOI_COMPAT_IwriteStridedColl(ADIO_File fd, const void *buf, romio_count_t count,
                                     MPI_Datatype datatype, int file_ptr_type,
                                     ADIO_Offset offset, MPI_Request *request, int *error_code)
 {

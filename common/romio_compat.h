@@ -1,19 +1,27 @@
 /*
  * The one place where the MPIs and ROMIOs the drivers are compiled into
- * differ for them: MPICH 4.0.2 (MPI 4.0, its ROMIO) and Open MPI 4.1.4
- * (MPI 3.1, ROMIO 3.2.1 in its io component). The drivers are written to the
- * newer interfaces; what the older ones lack is made up here. A difference
- * is detected by the feature where the preprocessor can see it (MPI_VERSION,
- * a NULL macro), else by ROMIO_SUITE_ROMIO_3_2, which openmpi-patch/apply.sh
- * defines. (The function table's SetLock slot, which ROMIO 3.2.1 lacks too,
- * is backported by that patch: ROMIO's own lock macros must reach it.)
+ * differ for them: MPICH 4.0, 4.2, 4.3 and 5.0 (their ROMIO; 5.0's also
+ * compiled for the MPI standard ABI), and Open MPI 4.1.4 (MPI 3.1, ROMIO
+ * 3.2.1 in its io component). The drivers are written to the newer
+ * interfaces; what the older ones lack is made up here. A difference is
+ * detected by the feature where the preprocessor can see it (MPI_VERSION, a
+ * NULL macro), else by ROMIO_SUITE_MPICH_VERSION, the MPICH release of the
+ * ROMIO tree (MAJOR*10000+MINOR*100+PATCH), which the patch defines in
+ * romioconf.h. (The function table's SetLock slot, which ROMIO 3.2.1 lacks
+ * too, is backported by openmpi-patch: ROMIO's own lock macros must reach it.)
  * Included by every driver's ad_NAME.h after adio.h, and by common/'s MPI
  * code (which is also built without ROMIO: then only the MPI part applies).
  */
 #ifndef ROMIO_COMPAT_H_INCLUDED
 #define ROMIO_COMPAT_H_INCLUDED
 
+/* MPICH 5 compiles ROMIO a second time for the MPI standard ABI (libmpi_abi):
+ * then MPI's names come from ROMIO's romio_abi_internal.h, not mpi.h. */
+#ifdef BUILD_MPI_ABI
+#include "romio_abi_internal.h"
+#else
 #include <mpi.h>
+#endif
 
 /* MPI 3 has no large-count type decoding: the MPI-3 calls, whose counts all
  * come as int or address arguments (no type there was built by a _c call). */
@@ -40,9 +48,27 @@ static inline int MPI_Type_get_contents_c(MPI_Datatype type, MPI_Count ni, MPI_C
 /* ROMIO's adio.h included (its guard: ADIO_H_INCLUDED in ROMIO 4, ADIO_INCLUDE in 3.2.1) */
 #if defined(ADIO_H_INCLUDED) || defined(ADIO_INCLUDE)
 
+#ifndef ROMIO_SUITE_MPICH_VERSION
+#error "romioconf.h has no ROMIO_SUITE_MPICH_VERSION: the ROMIO tree is not patched (mpich-patch/)"
+#endif
+
+/* ROMIO's I/O entry points take the element count as int up to MPICH 4.1,
+ * as MPI_Aint from 4.2 (large counts); ADIOI_Calc_my_off_len counts the
+ * pieces of an access as int up to 4.2, as MPI_Count from 4.3. */
+#if ROMIO_SUITE_MPICH_VERSION >= 40200
+typedef MPI_Aint romio_count_t;
+#else
+typedef int romio_count_t;
+#endif
+#if ROMIO_SUITE_MPICH_VERSION >= 40300
+typedef MPI_Count romio_piece_count_t;
+#else
+typedef int romio_piece_count_t;
+#endif
+
 /* ROMIO 4's Flush syncs only a file this process wrote to (fd->dirty_write);
- * ROMIO 3.2.1's always syncs, and has no such field. */
-#ifdef ROMIO_SUITE_ROMIO_3_2
+ * ROMIO 3's always syncs, and has no such field. */
+#if ROMIO_SUITE_MPICH_VERSION < 40000
 #define ADIOI_COMPAT_WROTE(fd) ((void) (fd))
 #else
 #define ADIOI_COMPAT_WROTE(fd) ((void) ((fd)->dirty_write = 1))
@@ -73,10 +99,10 @@ static inline int MPI_Type_get_contents_c(MPI_Datatype type, MPI_Count ni, MPI_C
 #undef ADIOI_GEN_IwriteStridedColl
 #define ADIOI_GEN_IreadStridedColl ADIOI_COMPAT_IreadStridedColl
 #define ADIOI_GEN_IwriteStridedColl ADIOI_COMPAT_IwriteStridedColl
-void ADIOI_COMPAT_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                                   int file_ptr_type, ADIO_Offset offset,
+void ADIOI_COMPAT_IreadStridedColl(ADIO_File fd, void *buf, romio_count_t count,
+                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                    MPI_Request *request, int *error_code);
-void ADIOI_COMPAT_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+void ADIOI_COMPAT_IwriteStridedColl(ADIO_File fd, const void *buf, romio_count_t count,
                                     MPI_Datatype datatype, int file_ptr_type,
                                     ADIO_Offset offset, MPI_Request *request, int *error_code);
 #define ROMIO_COMPAT_BLOCKING_ICOLL 1

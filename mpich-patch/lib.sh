@@ -97,6 +97,17 @@ include \$(top_srcdir)/adio/suite_common/romio.mk"
     link_drivers "$romio" "$repo"
 }
 
+# mark_version ROMIO VERSION: ROMIO_SUITE_MPICH_VERSION in romioconf.h, the
+# MPICH release the ROMIO tree comes from as MAJOR*10000+MINOR*100+PATCH
+# (Open MPI's romio321 is MPICH 3.2.1's): what common/romio_compat.h tells
+# ROMIO's interfaces apart by (ROMIO_VERSION has been 126 since MPICH 3.3).
+mark_version() {
+    local romio=$1 major minor patch
+    IFS=. read -r major minor patch <<< "$2"
+    insert_before "$romio/configure.ac" '^if test -n "\$file_system_testfs"; then' \
+        "AC_DEFINE(ROMIO_SUITE_MPICH_VERSION,$((major * 10000 + minor * 100 + ${patch:-0})),[MPICH release of this ROMIO (romio-drivers-suite)])"
+}
+
 # link_drivers ROMIO REPO: the driver directories, the core and the glue in
 # the ROMIO tree, links into REPO (editing a driver needs no re-patching).
 # A link that already leads there is left alone, so that make sees no change.
@@ -127,19 +138,40 @@ file_systems() {
     echo "$fs"
 }
 
-# patched_source DIR PACKAGE VERSION APPLY ROMIO: the upstream tarball of
-# Debian's source package PACKAGE (VERSION) unpacked in DIR/src, patched by
-# APPLY (SRC REPO, REPO being $repo), and ROMIO (relative to the tree)
-# autoreconf'ed (log in DIR/autoreconf.log). For the build scripts.
+# mpich_version: MPICH's version from maint/version.m4 on stdin.
+mpich_version() {
+    sed -n 's/^m4_define(\[MPICH_VERSION_m4\],\[\([0-9.]*\)\].*/\1/p'
+}
+
+# patched_source DIR PACKAGE VERSION APPLY ROMIO [SOURCE]: PACKAGE's source
+# unpacked as DIR/src/PACKAGE-VERSION, patched by APPLY (SRC REPO, REPO being
+# $repo), and ROMIO (relative to the tree) autoreconf'ed (log in
+# DIR/autoreconf.log). SOURCE: a tarball or a tree of the user's (a tree is
+# copied: the patch never edits it); without it, the upstream tarball of
+# Debian's source package (apt-get source). For the build scripts.
 patched_source() {
-    local dir=$1 package=$2 version=$3 apply=$4 romio=$5 tarball
+    local dir=$1 package=$2 version=$3 apply=$4 romio=$5 source=${6:-} tarball top
     mkdir -p "$dir/src"
-    echo "romio-patch: fetching $package $version with apt-get source"
-    (cd "$dir/src" && apt-get source --download-only -qq "$package" 2>&1 \
-        | grep -v '^W: Download is performed unsandboxed' || true)
-    tarball=$dir/src/${package}_$version.orig.tar.xz
-    [ -f "$tarball" ] || die "apt-get source did not give $package $version"
-    tar -C "$dir/src" -xf "$tarball"
+    if [ -d "$source" ]; then
+        echo "romio-patch: copying $source"
+        cp -a "$source/." "$dir/src/$package-$version"
+    else
+        if [ -n "$source" ]; then
+            tarball=$source
+        else
+            echo "romio-patch: fetching $package $version with apt-get source"
+            (cd "$dir/src" && apt-get source --download-only -qq "$package" 2>&1 \
+                | grep -v '^W: Download is performed unsandboxed' || true)
+            tarball=$(ls "$dir/src/${package}_"*.orig.tar.* 2>/dev/null | head -1)
+            [ -n "$tarball" ] || die "apt-get source $package gave no source (the archive's files may be" \
+                "unreachable): name one with make MPICH_SOURCE=PATH (a release tarball or tree)"
+        fi
+        rm -rf "$dir/src/unpack"; mkdir "$dir/src/unpack"
+        tar -C "$dir/src/unpack" -xf "$tarball"
+        top=("$dir/src/unpack"/*)
+        [ ${#top[@]} = 1 ] && [ -d "${top[0]}" ] || die "$tarball: not one source tree"
+        mv "${top[0]}" "$dir/src/$package-$version" && rmdir "$dir/src/unpack"
+    fi
     "$apply" "$dir/src/$package-$version" "$repo"
     echo "romio-patch: autoreconf in $romio"
     (cd "$dir/src/$package-$version/$romio" && autoreconf -vif -I confdb) > "$dir/autoreconf.log" 2>&1 \

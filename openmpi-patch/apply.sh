@@ -63,13 +63,7 @@ backport_setlock() {
     sed -i 's/  ADIOI_Set_lock((fd)->fd_sys, F_SETLK/  ADIOI_Lock_fd((fd), F_SETLK/' "$h"
 }
 
-# What common/romio_compat.h cannot tell from the headers alone.
-mark_version() {
-    insert_before "$romio/configure.ac" '^if test -n "\$file_system_testfs"; then' \
-        "AC_DEFINE(ROMIO_SUITE_ROMIO_3_2,1,[ROMIO 3.2 (romio-drivers-suite: common/romio_compat.h)])"
-}
-
 [ -d "$romio" ] || die "$romio: no ROMIO 3.2.1 in $src"
 register_drivers "$romio" "$repo"
 backport_setlock
-mark_version
+mark_version "$romio" 3.2.1

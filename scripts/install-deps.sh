@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the build and the tests need, and make sure a
-# deb-src entry for bookworm main exists so that `apt-get source mpich` works.
+# deb-src entry for this Debian release (bookworm or trixie) exists so that
+# `apt-get source mpich` works.
 # Idempotent: does nothing when every package is already installed.
 set -euo pipefail
 
@@ -40,15 +41,17 @@ have_src() {
     grep -qsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/*
 }
 
-# A deb-src twin of every bookworm "deb" source already configured, so that
-# apt-get source uses the same mirror the machine uses for packages.
+codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+
+# A deb-src twin of every "deb" source of this release already configured,
+# so that apt-get source uses the same mirror the machine uses for packages.
 add_src() {
     local out=/etc/apt/sources.list.d/romio-drivers-src
-    awk 'BEGIN { RS = ""; ORS = "\n\n" }
-         /(^|\n)Types:[^\n]*deb/ && /(^|\n)Suites:[^\n]*bookworm/ {
+    awk -v release="$codename" 'BEGIN { RS = ""; ORS = "\n\n" }
+         /(^|\n)Types:[^\n]*deb/ && $0 ~ "(^|\n)Suites:[^\n]*" release {
              sub(/(^|\n)Types:[^\n]*/, "\nTypes: deb-src"); sub(/^\n/, ""); print
          }' /etc/apt/sources.list.d/*.sources 2>/dev/null > "$out.sources" || true
-    awk '$1 == "deb" && / bookworm/ { $1 = "deb-src"; print }' \
+    awk -v release="$codename" '$1 == "deb" && $0 ~ " " release { $1 = "deb-src"; print }' \
         /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null > "$out.list" || true
     [ -s "$out.sources" ] || rm -f "$out.sources"
     [ -s "$out.list" ] || rm -f "$out.list"
@@ -56,9 +59,9 @@ add_src() {
 
 updated=0
 if ! have_src; then
-    echo "install-deps: adding deb-src entries for bookworm"
+    echo "install-deps: adding deb-src entries for $codename"
     add_src
-    have_src || { echo "install-deps: no bookworm source to copy" >&2; exit 1; }
+    have_src || { echo "install-deps: no $codename source to copy" >&2; exit 1; }
     apt-get update -qq
     updated=1
 fi

@@ -254,6 +254,13 @@ runner_start() {
     trap stop_all_rfsd EXIT
 }
 
+# romio_test_args BIN NAME ARGS: the arguments of ROMIO's test NAME as its
+# build phase wrote them (BIN/NAME.args: they differ between ROMIO
+# versions), else ARGS, the list's.
+romio_test_args() {
+    if [ -f "$1/$2.args" ]; then cat "$1/$2.args"; else echo "$3"; fi
+}
+
 # skip_reason TABLE MODE NAME: the reason TABLE (lines "MODE_PATTERN NAME
 # why", MODE_PATTERN a glob) gives for skipping NAME in MODE, or nothing.
 skip_reason() {

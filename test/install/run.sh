@@ -67,7 +67,7 @@ check module.load "${in_module[@]}" bash -c '[ "$(command -v mpicc)" = "$0/bin/m
     [ "$(command -v rfsd)" = "$0/bin/rfsd" ] && man -w rfsd >/dev/null' "$prefix"
 check program.build "${in_module[@]}" mpicc -std=c11 -o "$work/installed_io" \
     "$repo/test/install/installed_io.c"
-check program.links_prefix bash -c 'ldd "$0" | grep -q "libmpi.so.12 => $1/lib/"' \
+check program.links_prefix bash -c 'ldd "$0" | grep -qE "libmpi\.so\.[0-9]+ => $1/lib/"' \
     "$work/installed_io" "$prefix"
 if from_config a && a=$RFSD_PORT && from_config b && b=$RFSD_PORT; then
     export ROMIO_RDMA_SERVERS="127.0.0.1:$a,127.0.0.1:$b"

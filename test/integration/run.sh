@@ -54,7 +54,8 @@ run_case "big_view.rfs.np2" 120 $mpiexec -n 2 "$work/bin/big_view" "rfs:127.0.0.
 # soname): build one that way (relabel the dependency with patchelf) and run
 # it on this MPI through the libmpich.so.12 link.
 if "$mpicc" -std=c11 -D_GNU_SOURCE -O2 -o "$work/bin/rfs_contig_libmpich" "$here/rfs_contig.c" \
-    && patchelf --replace-needed libmpi.so.12 libmpich.so.12 "$work/bin/rfs_contig_libmpich" \
+    && patchelf --replace-needed "$(patchelf --print-needed "$work/bin/rfs_contig_libmpich" |
+        grep '^libmpi\.so')" libmpich.so.12 "$work/bin/rfs_contig_libmpich" \
     && patchelf --remove-rpath "$work/bin/rfs_contig_libmpich" \
     && LD_LIBRARY_PATH="$PREFIX/lib" ldd "$work/bin/rfs_contig_libmpich" \
         | grep -q "libmpich.so.12 => $PREFIX/lib"; then

@@ -154,6 +154,7 @@ for mode in rfs rdma-dd rdma-tp; do
             continue
         fi
         for d in $dirs; do mkdir -p "$d/$name"; done
+        args=$(romio_test_args "$work/romio-bin" "$name" "$args")
         # shellcheck disable=SC2046,SC2086
         ROMIO_RDMA_SERVERS=$servers ROMIO_HINTS=$hints run_case "lab.romio.$mode.$name" 120 \
             "$LAB_MPIEXEC" $(ranks "$np") "$work/romio-bin/$name" ${args//F/$base/$name/testfile}
