@@ -8,6 +8,8 @@
 #   make check-mpich-io  MPICH's test/mpi/io over rfs: and its collective tests over rdma:
 #   make openmpi         the drivers in Open MPI's io component, for Debian's Open MPI (cached)
 #   make check-openmpi   the drivers under Debian's Open MPI: tests, HDF5, ROMIO's suite
+#   make check-trixie    the same project on Debian 13 trixie (a cached debootstrap root): a clean
+#                        clone's make, tests, ROMIO's suite under trixie's MPICH and Open MPI 5
 #   make check-apps      HDF5's and PnetCDF's parallel tests over every prefix (ufs: the
 #                        baseline), MPICH's test/mpi/io over rdma:, abt:rfs:, abt:ufs:
 #                        (CI's subset: test/apps/run.sh); check-apps-full: all of them
@@ -110,7 +112,7 @@ FLAVOUR ?= plain
 FOBJ     = $(OBJ)/$(FLAVOUR)
 objs     = $(patsubst %.c,$(FOBJ)/o/%.o,$(1))
 
-.PHONY: all deps mpich openmpi install uninstall check-install check-openmpi pnetcdf hdf5 layering rfsd unit check check-lab lab-deps \
+.PHONY: FORCE all deps mpich openmpi install uninstall check-install check-openmpi check-trixie pnetcdf hdf5 layering rfsd unit check check-lab lab-deps \
         check-rdma rdma-deps rdma-vm-progs check-sanitize check-mpich-io check-apps check-apps-full \
         check-fuzz demo bench bench-noncontig bench-abt bench-rdma \
         bench-coll bench-scale \
@@ -135,6 +137,16 @@ openmpi:
 	@mkdir -p build && [ "$$(readlink build/openmpi)" = $(OPENMPI_DIR)/components ] || \
 	    ln -sfn $(OPENMPI_DIR)/components build/openmpi
 
+# The project on Debian 13 trixie, in a root made once (debootstrap, cached in
+# CACHE_ROOT-trixie): a clean clone's make with trixie's packages and MPICH
+# 4.2.1, our tests, ROMIO's suite under trixie's mpicc.mpich programs, and
+# make openmpi / check-openmpi for trixie's Open MPI 5 (test/trixie/).
+# TRIXIE_MPICH_SOURCE: MPICH 4.2.1's source where the archive serves none.
+TRIXIE_MPICH_SOURCE ?= $(firstword $(wildcard $(CURDIR)/../shared/sources/mpich-4.2.1.tar.*))
+check-trixie:
+	@bash scripts/install-deps.sh trixie
+	@bash test/trixie/run.sh $(CURDIR) $(CACHE_ROOT)-trixie '$(TRIXIE_MPICH_SOURCE)'
+
 # The drivers under Debian's Open MPI: integration tests, HDF5, ROMIO's suite
 check-openmpi: openmpi $(FOBJ)/rfsd
 	@w=$$(mktemp -d); bash test/openmpi/run.sh $(CURDIR) $(OPENMPI_DIR) $$w $$w/res; \
@@ -153,10 +165,17 @@ $(FOBJ)/rfsd: $(call objs,rfsd/rfsd.c $(SERVER_SRC) $(CORE_SRC))
 $(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SRC) $(CORE_SRC) $(ABT_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
 
+# The MPICH the MPI programs below link, rewritten only when it changes
+# (MPICH_SOURCE, a new cache directory): they are rebuilt then.
+$(FOBJ)/mpich-dir: FORCE
+	@mkdir -p $(@D); echo '$(MPICH_DIR)' | cmp -s - $@ || echo '$(MPICH_DIR)' > $@
+FORCE:
+
 # Unit tests that use MPI as their oracle: built with our mpicc.
-$(FOBJ)/test_dtype_mpi: test/unit/test_dtype_mpi.c common/dtype_mpi.c $(DTYPE_SRC) | mpich
+$(FOBJ)/test_dtype_mpi: test/unit/test_dtype_mpi.c common/dtype_mpi.c $(DTYPE_SRC) \
+                        $(FOBJ)/mpich-dir | mpich
 	@mkdir -p $(dir $@)
-	$(BUILD_PREFIX)/bin/mpicc $(CPPFLAGS) -Icommon $(ALL_CFLAGS) $^ -o $@ -lcmocka
+	$(BUILD_PREFIX)/bin/mpicc $(CPPFLAGS) -Icommon $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -lcmocka
 
 # Installed only when it differs: a make with nothing changed touches nothing.
 rfsd: mpich $(FOBJ)/rfsd
@@ -279,7 +298,7 @@ $(FOBJ)/scale_load: $(call objs,test/bench/scale_load.c adio/proto/rfs_proto.c \
 
 # The collective open's cost of bench-scale's last part: an MPI program,
 # built with our mpicc (as test_dtype_mpi).
-$(FOBJ)/open_cost: test/bench/open_cost.c test/bench/bench_check.h | mpich
+$(FOBJ)/open_cost: test/bench/open_cost.c test/bench/bench_check.h $(FOBJ)/mpich-dir | mpich
 	@mkdir -p $(dir $@)
 	$(BUILD_PREFIX)/bin/mpicc $(ALL_CFLAGS) $< -o $@
 

@@ -9,7 +9,7 @@
 
 struct ADIOI_Fns_struct ADIO_ABT_operations = {
     ADIOI_ABT_Open,                 /* Open */
-    ADIOI_GEN_OpenColl,             /* OpenColl */
+    ADIOI_COMPAT_OpenColl,          /* OpenColl */
     ADIOI_ABT_ReadContig,           /* ReadContig */
     ADIOI_ABT_WriteContig,          /* WriteContig */
     ADIOI_ABT_ReadStridedColl,      /* ReadStridedColl */

@@ -9,7 +9,7 @@
 
 struct ADIOI_Fns_struct ADIO_RFS_operations = {
     ADIOI_RFS_Open,                 /* Open */
-    ADIOI_GEN_OpenColl,             /* OpenColl */
+    ADIOI_COMPAT_OpenColl,          /* OpenColl */
     ADIOI_RFS_ReadContig,           /* ReadContig */
     ADIOI_RFS_WriteContig,          /* WriteContig */
     ADIOI_RFS_ReadStridedColl,      /* ReadStridedColl */

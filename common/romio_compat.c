@@ -1,9 +1,48 @@
 /*
- * ROMIO 3.2.1 without nonblocking two-phase (romio_compat.h): its blocking
- * two-phase, the request completed at once. Empty under the ROMIO that has it.
+ * ROMIO's generic collective open with the creator's error made each
+ * process's own (ADIOI_COMPAT_OpenColl); ROMIO 3.2.1 without nonblocking
+ * two-phase (romio_compat.h): its blocking two-phase, the request completed
+ * at once, empty under the ROMIO that has it.
  */
+#include <string.h>
+
 #include "adio.h"
 #include "romio_compat.h"
+
+/* The creator's error, as every process reports it. */
+struct creator_error {
+    int error_class;
+    char message[MPI_MAX_ERROR_STRING];
+};
+
+/*
+ * ADIOI_GEN_OpenColl creates the file on one process and sends its error
+ * code to the others by MPI_Bcast. An error code names an entry of its own
+ * process's error ring, so on the others it is invalid: MPICH 5 reports
+ * "invalid error code" and MPI_ERR_OTHER, MPICH 4 the class without the
+ * message. Then the others make a code of their own with the creator's class
+ * and message (one more broadcast, on that error only: every process has
+ * seen it).
+ */
+void ADIOI_COMPAT_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
+{
+    static char myname[] = "ADIOI_COMPAT_OPENCOLL";
+    int creator = fd->hints->ranklist[0], len = 0;
+    struct creator_error e;
+
+    ADIOI_GEN_OpenColl(fd, rank, access_mode, error_code);
+    if (!(access_mode & ADIO_CREATE) || *error_code == MPI_SUCCESS)
+        return;
+    memset(&e, 0, sizeof e);
+    if (rank == creator) {
+        MPI_Error_class(*error_code, &e.error_class);
+        MPI_Error_string(*error_code, e.message, &len);
+    }
+    MPI_Bcast(&e, (int) sizeof e, MPI_BYTE, creator, fd->comm);
+    if (rank != creator)
+        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                           e.error_class, "**io", "**io %s", e.message);
+}
 
 #ifdef ROMIO_COMPAT_BLOCKING_ICOLL
 

@@ -84,6 +84,10 @@ typedef int romio_piece_count_t;
     ((fd)->fns->ADIOI_xxx_SetLock((fd), (cmd), (type), (offset), (whence), (len)))
 #endif
 
+/* ROMIO's generic collective open, the creator's error reported by every
+ * process (romio_compat.c): the OpenColl of drivers without their own. */
+void ADIOI_COMPAT_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code);
+
 /* A feature ROMIO 4 can ask a driver about (none of ROMIO's code does). */
 #ifndef ADIO_IMMEDIATELY_VISIBLE
 #define ADIO_IMMEDIATELY_VISIBLE 308

@@ -27,6 +27,9 @@ busybox-static kmod"
 # module file; man renders the pages; systemd-analyze verifies the unit)
 [ "${1:-}" = install ] && PACKAGES="$PACKAGES lmod man-db groff-base systemd"
 
+# `install-deps.sh trixie`: make check-trixie's root (scripts/trixie-root.sh)
+[ "${1:-}" = trixie ] && PACKAGES="$PACKAGES debootstrap"
+
 # `install-deps.sh openmpi`: Debian's Open MPI and its parallel HDF5 (make
 # openmpi, make check-openmpi)
 [ "${1:-}" = openmpi ] && PACKAGES="$PACKAGES libopenmpi-dev openmpi-bin libhdf5-openmpi-dev"

@@ -114,11 +114,6 @@ install_packages() {
     inroot apt-get clean
 }
 
-install_debootstrap() {
-    apt-get update -q
-    apt-get install -y -q --no-install-recommends debootstrap
-}
-
 mkdir -p "$(dirname "$dir")"
 exec 9> "$dir.lock"
 flock 9
@@ -132,7 +127,7 @@ if [ -e "$dir" ]; then
     timed "removing the half-made $dir" rm -rf --one-file-system -- "$dir"
 fi
 command -v debootstrap >/dev/null ||
-    timed "installing debootstrap" install_debootstrap
+    die "no debootstrap: scripts/install-deps.sh trixie installs it"
 
 mirror=$(host_uri '^[a-z]+$')
 updates=$(host_uri '-updates$')

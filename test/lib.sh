@@ -248,6 +248,14 @@ run_case() {
 # runner_start WORK: what every test runner does first: case logs in
 # WORK/logs (LOGDIR, for run_case), its programs in WORK/bin, and every rfsd
 # it starts stopped, and judged, when it exits.
+# check NAME COMMAND...: a case of a command that is not an MPI program:
+# passes when it exits 0 (within 5 minutes).
+check() {
+    local name=$1
+    shift
+    run_case "$name" 300 bash -c '"$@" && echo " No Errors"' check "$@"
+}
+
 runner_start() {
     LOGDIR=$1/logs
     mkdir -p "$LOGDIR" "$1/bin"

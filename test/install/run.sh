@@ -22,13 +22,6 @@ install=(bash "$repo/scripts/install.sh")
 
 in_module=(bash "$here/in-module.sh" "$prefix")
 
-# check NAME CMD...: a case that passes when CMD succeeds (prints No Errors)
-check() {
-    local name=$1
-    shift
-    run_case "$name" 300 bash -c '"$@" && echo " No Errors"' check "$@"
-}
-
 # from_config NAME: rfsd from the installed bin with NAME.conf (root and
 # port file in it); sets RFSD_PORT, and registers the PID for the cleanup
 from_config() {

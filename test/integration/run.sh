@@ -153,6 +153,28 @@ ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_subarray.np4" 300 $mpiexec -n 4 
     "$work/bin/rdma_subarray" "rdma:/d/" 2048
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "big_view.rdma.np2" 120 $mpiexec -n 2 \
     "$work/bin/big_view" "rdma:/d/"
+# MPICH 5 configured with the MPI standard ABI: programs built with
+# mpicc_abi link libmpi_abi, whose ROMIO (and the drivers) is compiled a
+# second time, against ROMIO's romio_abi_internal.h (common/romio_compat.h).
+if [ -x "$PREFIX/bin/mpicc_abi" ]; then
+    mkdir -p "$root/abi" "$root/abi-abt"
+    if "$PREFIX/bin/mpicc_abi" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 \
+           -o "$work/bin/rfs_contig_abi" "$here/rfs_contig.c" &&
+       "$PREFIX/bin/mpicc_abi" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 \
+           -I"$here/../../adio" -o "$work/bin/rdma_basic_abi" "$here/rdma_basic.c" \
+           "$here/../../adio/stripe/stripe.c"; then
+        run_case "abi.rfs_contig.np2" 120 $mpiexec -n 2 "$work/bin/rfs_contig_abi" \
+            "rfs:127.0.0.1:$main_port:/abi/f" "$root"
+        run_case "abi.abt_rfs_contig.np2" 120 $mpiexec -n 2 "$work/bin/rfs_contig_abi" \
+            "abt:rfs:127.0.0.1:$main_port:/abi-abt/f" "$root"
+        # shellcheck disable=SC2086
+        ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "abi.rdma_basic.s$n.u$unit.np4" 300 \
+            $mpiexec -n 4 "$work/bin/rdma_basic_abi" "rdma:/d/" "$unit" "$n" $RDMA_ROOTS
+    else
+        FAILED=$((FAILED + 1))
+        echo "  FAIL abi (cannot build the tests with mpicc_abi)"
+    fi
+fi
 # The collective open (issue 32): the headers are read once per open, by one
 # process, whatever the number of processes, and a process's files share
 # one connection per server (ROMIO_RDMA_STATS at every close of every

@@ -16,6 +16,9 @@
 # ROMIO_BIN: where the test programs are, default WORKDIR/bin (check-rdma
 # builds them on the host and runs them in its guest, which cannot afford
 # mpicc). ROMIO_TIMEOUT: seconds per test (300).
+# ROMIO_MPI=debian-mpich: the suite built with Debian's mpicc.mpich and run
+# on this build (PREFIX) through its libmpich.so.12, as Debian's MPICH
+# programs run unchanged.
 # ROMIO_MPI=openmpi: Open MPI's copy of the suite (ROMIO 3.2.1), built with
 # Debian's mpicc.openmpi and run by its mpirun with make openmpi's io
 # component (MPICH_DIR is then make openmpi's directory, PREFIX unused).
@@ -30,6 +33,12 @@ case ${ROMIO_MPI:-mpich} in
         src=$(echo "$2"/src/mpich-*/src/mpi/romio/test)
         gen=$2/build/src/mpi/romio/test
         mpicc=$PREFIX/bin/mpicc mpiexec="$PREFIX/bin/mpiexec $MPIEXEC_FLAGS" ;;
+    debian-mpich)
+        # built with Debian's mpicc.mpich (against its libmpich.so.12), run
+        # unchanged on this build through its libmpich.so.12
+        src=$(echo "$2"/src/mpich-*/src/mpi/romio/test)
+        gen=$2/build/src/mpi/romio/test
+        mpicc=mpicc.mpich mpiexec="env LD_LIBRARY_PATH=$PREFIX/lib $PREFIX/bin/mpiexec $MPIEXEC_FLAGS" ;;
     openmpi)
         src=$(echo "$2"/src/openmpi-*/ompi/mca/io/romio321/romio/test)
         gen=$2/build/ompi/mca/io/romio321/romio/test
@@ -39,7 +48,7 @@ case ${ROMIO_MPI:-mpich} in
         mpicc="mpicc.openmpi -DOMPI_OMIT_MPI1_COMPAT_DECLS=0 -include $here/../openmpi/mpi1_names.h"
         mpiexec=$OPENMPI_MPIEXEC
         openmpi_env "$2/components" ;;
-    *) echo "run.sh: ROMIO_MPI is mpich or openmpi" >&2; exit 2 ;;
+    *) echo "run.sh: ROMIO_MPI is mpich, debian-mpich or openmpi" >&2; exit 2 ;;
 esac
 shift 4
 modes=${*:-rfs}
@@ -98,6 +107,11 @@ if [ "$phase" != run ]; then
         echo "$args" > "$bindir/$name.args"
     done <<< "$TESTS"
     [ "$phase" = build ] && exit 0
+fi
+if [ "${ROMIO_MPI:-mpich}" = debian-mpich ]; then
+    check "romio.debian-mpich.links_this_build" bash -c \
+        'LD_LIBRARY_PATH=$1/lib ldd "$2" | grep -q "libmpich\.so\.12 => $1/lib/"' - "$PREFIX" \
+        "$bindir/simple"
 fi
 
 # rfs: and abt:rfs: share one rfsd, started only when a mode needs it.
