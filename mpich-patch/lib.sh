@@ -150,7 +150,7 @@ mpich_version() {
 # copied: the patch never edits it); without it, the upstream tarball of
 # Debian's source package (apt-get source). For the build scripts.
 patched_source() {
-    local dir=$1 package=$2 version=$3 apply=$4 romio=$5 source=${6:-} tarball top
+    local dir=$1 package=$2 version=$3 apply=$4 romio=$5 source=${6:-} tarball top found
     mkdir -p "$dir/src"
     if [ -d "$source" ]; then
         echo "romio-patch: copying $source"
@@ -162,9 +162,10 @@ patched_source() {
             echo "romio-patch: fetching $package $version with apt-get source"
             (cd "$dir/src" && apt-get source --download-only -qq "$package" 2>&1 \
                 | grep -v '^W: Download is performed unsandboxed' || true)
-            tarball=$(ls "$dir/src/${package}_"*.orig.tar.* 2>/dev/null | head -1)
-            [ -n "$tarball" ] || die "apt-get source $package gave no source (the archive's files may be" \
-                "unreachable): name one with make MPICH_SOURCE=PATH (a release tarball or tree)"
+            found=("$dir/src/${package}_"*.orig.tar.*)
+            [ -f "${found[0]}" ] || die "apt-get source $package gave no source (the archive's files" \
+                "may be unreachable): name one with make MPICH_SOURCE=PATH (a release tarball or tree)"
+            tarball=${found[0]}
         fi
         rm -rf "$dir/src/unpack"; mkdir "$dir/src/unpack"
         tar -C "$dir/src/unpack" -xf "$tarball"
