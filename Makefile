@@ -6,7 +6,8 @@
 #   make check           unit tests, integration tests, ROMIO's and MPICH's I/O tests over rfs:,
 #                        PnetCDF's tests over abt: (PnetCDF built once, cached)
 #   make check-mpich-io  MPICH's test/mpi/io over rfs: and its collective tests over rdma:
-#   make openmpi         the drivers in Open MPI's io component, for Debian's Open MPI (cached)
+#   make openmpi         the drivers in Open MPI's io component, for Debian's Open MPI (cached):
+#                        bookworm 4.1.4, trixie 5.0.7
 #   make check-openmpi   the drivers under Debian's Open MPI: tests, HDF5, ROMIO's suite
 #   make check-trixie    the same project on Debian 13 trixie (a cached debootstrap root): a clean
 #                        clone's make, tests, ROMIO's suite under trixie's MPICH and Open MPI 5
@@ -56,9 +57,10 @@ CACHE_ROOT    ?= $(or $(ROMIO_DRIVERS_CACHE),/var/cache/romio-drivers)
 MPICH_KEY     := $(shell { cat mpich-patch/* ad_*/Makefile.mk adio/romio.mk common/romio.mk; \
                    echo '$(CURDIR)'; } | sha256sum | cut -c1-16)
 MPICH_DIR     := $(CACHE_ROOT)/mpich-$(MPICH_VERSION)-$(MPICH_KEY)
-# Open MPI's io component (Debian's Open MPI 4.1.4, ROMIO 3.2.1) with the
-# drivers, keyed the same way (docs/openmpi.md).
-OPENMPI_VERSION := 4.1.4
+# Open MPI's io component with the drivers, for Debian's Open MPI (bookworm
+# 4.1.4, ROMIO 3.2.1; trixie 5.0.7, ROMIO 3.4.1: scripts/openmpi-version.sh),
+# keyed the same way (docs/openmpi.md).
+OPENMPI_VERSION := $(shell bash scripts/openmpi-version.sh)
 OPENMPI_KEY   := $(shell { cat mpich-patch/* openmpi-patch/* ad_*/Makefile.mk adio/romio.mk \
                    common/romio.mk; echo '$(OPENMPI_VERSION) $(CURDIR)'; } | sha256sum | cut -c1-16)
 OPENMPI_DIR   := $(CACHE_ROOT)/openmpi-$(OPENMPI_VERSION)-$(OPENMPI_KEY)
@@ -133,7 +135,7 @@ mpich: deps
 # as build/openmpi (the directory to put first in Open MPI's component path)
 openmpi:
 	@bash scripts/install-deps.sh openmpi
-	@bash scripts/build-openmpi.sh $(CURDIR) $(OPENMPI_DIR)
+	@bash scripts/build-openmpi.sh $(CURDIR) $(OPENMPI_DIR) $(OPENMPI_VERSION)
 	@mkdir -p build && [ "$$(readlink build/openmpi)" = $(OPENMPI_DIR)/components ] || \
 	    ln -sfn $(OPENMPI_DIR)/components build/openmpi
 

@@ -1,14 +1,15 @@
 /*
  * The one place where the MPIs and ROMIOs the drivers are compiled into
  * differ for them: MPICH 4.0, 4.2, 4.3 and 5.0 (their ROMIO; 5.0's also
- * compiled for the MPI standard ABI), and Open MPI 4.1.4 (MPI 3.1, ROMIO
- * 3.2.1 in its io component). The drivers are written to the newer
- * interfaces; what the older ones lack is made up here. A difference is
- * detected by the feature where the preprocessor can see it (MPI_VERSION, a
- * NULL macro), else by ROMIO_SUITE_MPICH_VERSION, the MPICH release of the
- * ROMIO tree (MAJOR*10000+MINOR*100+PATCH), which the patch defines in
- * romioconf.h. (The function table's SetLock slot, which ROMIO 3.2.1 lacks
- * too, is backported by openmpi-patch: ROMIO's own lock macros must reach it.)
+ * compiled for the MPI standard ABI), and Open MPI 4.1.4 and 5.0.7 (MPI
+ * 3.1; ROMIO 3.2.1 and 3.4.1 in their io component). The drivers are
+ * written to the newer interfaces; what the older ones lack is made up
+ * here. A difference is detected by the feature where the preprocessor can
+ * see it (MPI_VERSION, a NULL macro), else by ROMIO_SUITE_MPICH_VERSION, the
+ * MPICH release of the ROMIO tree (MAJOR*10000+MINOR*100+PATCH), which the
+ * patch defines in romioconf.h. (The function table's SetLock slot, which
+ * ROMIO 3.2.1 lacks too, is backported by openmpi-patch: ROMIO's own lock
+ * macros must reach it. ROMIO 3.4.1 has it.)
  * Included by every driver's ad_NAME.h after adio.h, and by common/'s MPI
  * code (which is also built without ROMIO: then only the MPI part applies).
  */
@@ -93,11 +94,12 @@ void ADIOI_COMPAT_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_c
 #define ADIO_IMMEDIATELY_VISIBLE 308
 #endif
 
-/* ROMIO 3.2.1 built without MPIX generalized-request extensions (Open MPI
- * as Debian builds it) has no nonblocking two-phase: ADIOI_GEN_IreadStridedColl
- * and ADIOI_GEN_IwriteStridedColl are defined as NULL there. Then they are
- * the blocking two-phase, its request completed at once, as ROMIO's FAKE
- * nonblocking calls complete theirs (romio_compat.c). */
+/* ROMIO 3 built without MPIX generalized-request extensions (Open MPI 4.1
+ * and 5.0 as Debian builds them) has no nonblocking two-phase:
+ * ADIOI_GEN_IreadStridedColl and ADIOI_GEN_IwriteStridedColl are defined
+ * as NULL there. Then they are the blocking two-phase, its request
+ * completed at once, as ROMIO's FAKE nonblocking calls complete theirs
+ * (romio_compat.c). */
 #ifdef ADIOI_GEN_IreadStridedColl
 #undef ADIOI_GEN_IreadStridedColl
 #undef ADIOI_GEN_IwriteStridedColl

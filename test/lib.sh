@@ -289,11 +289,27 @@ MPIEXEC_FLAGS="-launcher fork"
 
 # Debian's Open MPI with the io component of make openmpi (docs/openmpi.md):
 # openmpi_env COMPONENT_DIR puts that directory before Open MPI's own in its
-# component path (its mca_io_romio321.so is found first) and lets mpirun run
-# as root; OPENMPI_MPIEXEC is mpirun choosing ROMIO for MPI-IO, several
-# processes per core allowed.
+# component path, lets mpirun run as root and sets OPENMPI_MPIEXEC: mpirun
+# choosing that component for MPI-IO by the name its file has, mca_io_NAME.so
+# (romio321 under Open MPI 4.1, romiodrivers under 5.0:
+# openmpi-patch/layout.sh), several processes per core allowed.
 openmpi_env() {
+    local so=("$1"/mca_io_*.so) name
+    if [ ${#so[@]} != 1 ] || [ ! -f "${so[0]}" ]; then
+        echo "openmpi_env: $1 holds no io component (mca_io_NAME.so) or more than one" >&2
+        return 1
+    fi
+    name=${so[0]##*/mca_io_}
     export OMPI_MCA_mca_base_component_path="$1:SYSTEM_DEFAULT"
+    # Open MPI 5 copies that path to PMIx's unless PMIx has one of its own
+    # (opal/mca/pmix/base/pmix_base_fns.c), and PMIx then warns in every
+    # process about SYSTEM_DEFAULT and our component, neither of them its.
+    # An empty one stops the copy and changes nothing for PMIx 5, which adds
+    # it to its default directories.
+    case $(bash "$(dirname "${BASH_SOURCE[0]}")/../scripts/openmpi-version.sh") in
+        4.*) ;;
+        *) export PMIX_MCA_mca_base_component_path=${PMIX_MCA_mca_base_component_path-} ;;
+    esac
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    OPENMPI_MPIEXEC="mpirun.openmpi --mca io ${name%.so} --oversubscribe --bind-to none"
 }
-OPENMPI_MPIEXEC="mpirun.openmpi --mca io romio321 --oversubscribe --bind-to none"

@@ -148,6 +148,11 @@ static int nosigpipe_write(BIO *b, const char *buf, int len)
     return (int) n;
 }
 
+/* OpenSSL 3.5 deprecates the BIO_meth_get_* getters, with nothing in their
+ * place: they still work, and the copy of the socket BIO's methods is what
+ * keeps this BIO the socket BIO but for its writes. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 static void nosigpipe_init(void)
 {
     const BIO_METHOD *sock = BIO_s_socket();
@@ -162,6 +167,7 @@ static void nosigpipe_init(void)
     }
     BIO_meth_free(m);
 }
+#pragma GCC diagnostic pop
 
 static BIO *socket_bio(int fd)
 {

@@ -19,9 +19,10 @@
 # ROMIO_MPI=debian-mpich: the suite built with Debian's mpicc.mpich and run
 # on this build (PREFIX) through its libmpich.so.12, as Debian's MPICH
 # programs run unchanged.
-# ROMIO_MPI=openmpi: Open MPI's copy of the suite (ROMIO 3.2.1), built with
-# Debian's mpicc.openmpi and run by its mpirun with make openmpi's io
-# component (MPICH_DIR is then make openmpi's directory, PREFIX unused).
+# ROMIO_MPI=openmpi: Open MPI's copy of the suite (ROMIO 3.2.1 in 4.1, 3.4.1
+# in 5.0), built with Debian's mpicc.openmpi and run by its mpirun with make
+# openmpi's io component (MPICH_DIR is then make openmpi's directory, PREFIX
+# unused).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 PREFIX=$1
@@ -40,14 +41,17 @@ case ${ROMIO_MPI:-mpich} in
         gen=$2/build/src/mpi/romio/test
         mpicc=mpicc.mpich mpiexec="env LD_LIBRARY_PATH=$PREFIX/lib $PREFIX/bin/mpiexec $MPIEXEC_FLAGS" ;;
     openmpi)
-        src=$(echo "$2"/src/openmpi-*/ompi/mca/io/romio321/romio/test)
-        gen=$2/build/ompi/mca/io/romio321/romio/test
+        . "$here/../../openmpi-patch/layout.sh"
+        tree=$(echo "$2"/src/openmpi-*)
+        openmpi_layout "$(openmpi_version "$tree")" || { echo "run.sh: no Open MPI tree in $2" >&2; exit 2; }
+        src=$tree/$OMPI_ROMIO/test
+        gen=$2/build/$OMPI_ROMIO/test
         # MPI-1 names removed in MPI-3, which some tests use and Debian's
         # libmpi still has: the calls by Open MPI's own switch, MPI_LB and
         # MPI_UB by test/openmpi/mpi1_names.h
         mpicc="mpicc.openmpi -DOMPI_OMIT_MPI1_COMPAT_DECLS=0 -include $here/../openmpi/mpi1_names.h"
-        mpiexec=$OPENMPI_MPIEXEC
-        openmpi_env "$2/components" ;;
+        openmpi_env "$2/components" || exit 2
+        mpiexec=$OPENMPI_MPIEXEC ;;
     *) echo "run.sh: ROMIO_MPI is mpich, debian-mpich or openmpi" >&2; exit 2 ;;
 esac
 shift 4
