@@ -8,6 +8,8 @@
 #   ANCHOR_ADIO_H   adio/include/adio.h line the ADIO_NAME constants go after
 #   ANCHOR_PROTO    adioi_fs_proto.h line the operations' externs go before
 #   register_prefix ROMIO NAME NAME_UPPER: the "name:" prefix in ad_fstype.c
+#                   (register_prefix_rows3 or _rows4 where the prefixes are a
+#                   table; table_anchors sets that generation's anchors)
 #
 # Each edit checks that its anchor exists, so another ROMIO version fails
 # loudly instead of half-patching. The caller runs `autoreconf -vif -I confdb`
@@ -95,6 +97,41 @@ extern struct ADIOI_Fns_struct ADIO_${NAME}_operations;
         "include \$(top_srcdir)/adio/netcore/romio.mk
 include \$(top_srcdir)/adio/suite_common/romio.mk"
     link_drivers "$romio" "$repo"
+}
+
+# table_anchors: the anchors of the ROMIO of MPICH 3.4 to 5.0 (MPICH's own,
+# and Open MPI 5's romio341), whose prefixes are a table in ad_fstype.c.
+table_anchors() {
+    ANCHOR_FS_LIST=' *\[daos nfs ufs pvfs2 testfs xfs panfs lustre gpfs ime quobytefs'
+    ANCHOR_MK='^include \$\(top_srcdir\)/adio/ad_quobytefs/Makefile.mk'
+    ANCHOR_ADIO_H='^#define ADIO_QUOBYTEFS'
+    ANCHOR_PROTO='^#endif /\* ADIOI_FS_PROTO_H_INCLUDED \*/'
+}
+
+# register_prefix_rows3 ROMIO NAME NAME_UPPER: the prefix's row of three
+# fields, up to MPICH 4.1 (and in romio341).
+register_prefix_rows3() {
+    insert_before "$1/adio/common/ad_fstype.c" '^ *\{0, 0, 0\} +/\* guard entry \*/' \
+        "#ifdef ROMIO_$3
+    {&ADIO_${3}_operations, ADIO_$3, \"$2:\"},
+#endif"
+}
+
+# register_prefix_rows4 ROMIO NAME NAME_UPPER: from MPICH 4.2 a row has the
+# file system's magic number too, and a second list (fstype_prefix) names
+# every prefix ROMIO strips: a name whose prefix is not there is opened as a
+# local path. From 4.3 a row without operations ("fuse", for statfs) ends
+# the table's lookups, so the rows go before it.
+register_prefix_rows4() {
+    local table_end='^ *\{0, 0, 0, 0\} +/\* guard entry \*/'
+    grep -qE '^ *\{NULL, 0, "fuse", FUSE_SUPER_MAGIC\},' "$1/adio/common/ad_fstype.c" &&
+        table_end="^ */\\* we don't have a FUSE ADIO driver"
+    insert_before "$1/adio/common/ad_fstype.c" "$table_end" \
+        "#ifdef ROMIO_$3
+    {&ADIO_${3}_operations, ADIO_$3, \"$2:\", 0},
+#endif"
+    insert_before "$1/adio/common/ad_fstype.c" '^ *NULL +/\* guard entry \*/' \
+        "    \"$2\",    /* romio-drivers-suite */"
 }
 
 # mark_version ROMIO VERSION: ROMIO_SUITE_MPICH_VERSION in romioconf.h, the

@@ -49,14 +49,6 @@ register_prefix_chain() {
 #endif"
 }
 
-# ROMIO 3.4.1's are a table of three-field rows (as MPICH 4.0's).
-register_prefix_table() {
-    insert_before "$1/adio/common/ad_fstype.c" '^ *\{0, 0, 0\} +/\* guard entry \*/' \
-        "#ifdef ROMIO_$3
-    {&ADIO_${3}_operations, ADIO_$3, \"$2:\"},
-#endif"
-}
-
 backport_setlock() {
     local h=$romio/adio/include/adioi.h
     grep -q 'ADIOI_xxx_SetLock' "$h" && die "$h already has a SetLock slot"
@@ -123,11 +115,8 @@ case $version in
         register_prefix() { register_prefix_chain "$@"; }
         romio_version=3.2.1 ;;
     5.0.*)
-        ANCHOR_FS_LIST=' *\[daos nfs ufs pvfs2 testfs xfs panfs lustre gpfs ime quobytefs'
-        ANCHOR_MK='^include \$\(top_srcdir\)/adio/ad_quobytefs/Makefile.mk'
-        ANCHOR_ADIO_H='^#define ADIO_QUOBYTEFS'
-        ANCHOR_PROTO='^#endif /\* ADIOI_FS_PROTO_H_INCLUDED \*/'
-        register_prefix() { register_prefix_table "$@"; }
+        table_anchors       # ROMIO 3.4.1's prefixes: a table of three-field rows
+        register_prefix() { register_prefix_rows3 "$@"; }
         romio_version=3.4.1 ;;
 esac
 echo "romio-patch: Open MPI $version, ROMIO $romio_version in $OMPI_ROMIO"
