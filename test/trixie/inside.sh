@@ -3,8 +3,8 @@
 # clean clone REPO:
 # - `make` as the README says: with Debian's MPICH source where the archive
 #   serves it; else it must fail naming MPICH_SOURCE, and MPICH_SOURCE (4.2.1,
-#   trixie's version) is given; then `make demo`;
-# - our integration tests on that build;
+#   trixie's version) is given; then `make demo` and `make check` (the unit
+#   and integration tests, ROMIO's and MPICH's io suites, PnetCDF over abt:);
 # - ROMIO's suite over rfs:, abt:rfs: and rdma:, built with trixie's
 #   mpicc.mpich and run unchanged on that build through its libmpich.so.12;
 # - make openmpi for trixie's installed Open MPI, then check-openmpi's tests
@@ -45,7 +45,12 @@ else
     if run_case make.mpich 1800 bash -c 'make && echo " No Errors"' &&
        run_case make.demo 300 bash -c 'make demo && echo " No Errors"'; then
         mpich_dir=$(make -s --no-print-directory print-MPICH_DIR)
-        suite integration bash test/integration/run.sh "$repo/build/install"
+        echo "trixie: make check"
+        make check 2>&1 | tee "$LOGDIR/check.out"
+        tail -1 "$LOGDIR/check.out" |
+            sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' \
+            > "$work/check.res"
+        suites="$suites check"
         ROMIO_MPI=debian-mpich bash test/romio/run.sh "$repo/build/install" "$mpich_dir" \
             "$work/romio" "$work/romio.res" rfs abt-rfs rdma-4-65536-list
         suites="$suites romio"
