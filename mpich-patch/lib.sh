@@ -16,6 +16,7 @@
 # in the ROMIO tree afterwards.
 
 die() { echo "romio-patch: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/apt-source.sh"
 
 # insert_after FILE ANCHOR-REGEX TEXT: insert TEXT after the first line matching ANCHOR.
 insert_after() {
@@ -187,7 +188,7 @@ mpich_version() {
 # copied: the patch never edits it); without it, the upstream tarball of
 # Debian's source package (apt-get source). For the build scripts.
 patched_source() {
-    local dir=$1 package=$2 version=$3 apply=$4 romio=$5 source=${6:-} tarball top found
+    local dir=$1 package=$2 version=$3 apply=$4 romio=$5 source=${6:-} tarball top hint=""
     mkdir -p "$dir/src"
     if [ -d "$source" ]; then
         echo "romio-patch: copying $source"
@@ -197,12 +198,10 @@ patched_source() {
             tarball=$source
         else
             echo "romio-patch: fetching $package $version with apt-get source"
-            (cd "$dir/src" && apt-get source --download-only -qq "$package" 2>&1 \
-                | grep -v '^W: Download is performed unsandboxed' || true)
-            found=("$dir/src/${package}_"*.orig.tar.*)
-            [ -f "${found[0]}" ] || die "apt-get source $package gave no source (the archive's files" \
-                "may be unreachable): name one with make MPICH_SOURCE=PATH (a release tarball or tree)"
-            tarball=${found[0]}
+            [ "$package" != mpich ] ||
+                hint=": name one with make MPICH_SOURCE=PATH (a release tarball or tree)"
+            tarball=$(apt_source_fetch "$package" "$dir/src") || die "apt-get source $package gave" \
+                "no source (the archive's files may be unreachable)$hint"
         fi
         rm -rf "$dir/src/unpack"; mkdir "$dir/src/unpack"
         tar -C "$dir/src/unpack" -xf "$tarball"

@@ -44,6 +44,12 @@ work=$3
 results=$4
 . "$here/../lib.sh"
 runner_start "$work"
+if [ -f "$2/.unavailable" ]; then
+    SKIPPED=1
+    echo "  SKIP pnetcdf: $(cat "$2/.unavailable")"
+    write_results "$results"
+    exit 0
+fi
 repeat=${PNETCDF_REPEAT:-3}
 nprocs=${PNETCDF_NPROCS:-2}
 
