@@ -120,19 +120,16 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
 
 /* What the collective open's root tells the others. */
 struct root_open {
-    int32_t error_class;        /* MPI_SUCCESS: the layout follows */
+    struct adioi_shared_error error;    /* class MPI_SUCCESS: the layout follows */
     uint32_t factor;
     uint64_t unit, file_id;
-    char message[MPI_MAX_ERROR_STRING];
 };
 
 static void root_result(ADIO_File fd, int error_code, struct root_open *r)
 {
     const ADIOI_RDMA_File *f = fd->fs_ptr;
-    int len = 0;
     if (error_code != MPI_SUCCESS) {
-        MPI_Error_class(error_code, &r->error_class);
-        MPI_Error_string(error_code, r->message, &len);
+        ADIOI_COMPAT_Error_share(error_code, &r->error);
         return;
     }
     r->factor = f->sf.layout.factor;
@@ -153,9 +150,8 @@ void ADIOI_RDMA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
         root_result(fd, *error_code, &r);
     }
     MPI_Bcast(&r, (int) sizeof r, MPI_BYTE, root, fd->comm);
-    if (rank != root && r.error_class != MPI_SUCCESS) {
-        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
-                                           r.error_class, "**io", "**io %s", r.message);
+    if (rank != root && r.error.error_class != MPI_SUCCESS) {
+        *error_code = ADIOI_COMPAT_Error_own(&r.error, myname, __LINE__);
         return;
     }
     struct stripe_layout known = { .unit = r.unit, .factor = r.factor, .file_id = r.file_id };

@@ -9,11 +9,19 @@
 #include "adio.h"
 #include "romio_compat.h"
 
-/* The creator's error, as every process reports it. */
-struct creator_error {
-    int error_class;
-    char message[MPI_MAX_ERROR_STRING];
-};
+void ADIOI_COMPAT_Error_share(int error_code, struct adioi_shared_error *e)
+{
+    int len = 0;
+
+    MPI_Error_class(error_code, &e->error_class);
+    MPI_Error_string(error_code, e->message, &len);
+}
+
+int ADIOI_COMPAT_Error_own(const struct adioi_shared_error *e, const char *myname, int line)
+{
+    return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, line, e->error_class,
+                                "**io", "**io %s", e->message);
+}
 
 /*
  * ADIOI_GEN_OpenColl creates the file on one process and sends its error
@@ -27,21 +35,18 @@ struct creator_error {
 void ADIOI_COMPAT_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
 {
     static char myname[] = "ADIOI_COMPAT_OPENCOLL";
-    int creator = fd->hints->ranklist[0], len = 0;
-    struct creator_error e;
+    int creator = fd->hints->ranklist[0];
+    struct adioi_shared_error e;
 
     ADIOI_GEN_OpenColl(fd, rank, access_mode, error_code);
     if (!(access_mode & ADIO_CREATE) || *error_code == MPI_SUCCESS)
         return;
     memset(&e, 0, sizeof e);
-    if (rank == creator) {
-        MPI_Error_class(*error_code, &e.error_class);
-        MPI_Error_string(*error_code, e.message, &len);
-    }
+    if (rank == creator)
+        ADIOI_COMPAT_Error_share(*error_code, &e);
     MPI_Bcast(&e, (int) sizeof e, MPI_BYTE, creator, fd->comm);
     if (rank != creator)
-        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
-                                           e.error_class, "**io", "**io %s", e.message);
+        *error_code = ADIOI_COMPAT_Error_own(&e, myname, __LINE__);
 }
 
 #ifdef ROMIO_COMPAT_BLOCKING_ICOLL

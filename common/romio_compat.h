@@ -85,6 +85,17 @@ typedef int romio_piece_count_t;
     ((fd)->fns->ADIOI_xxx_SetLock((fd), (cmd), (type), (offset), (whence), (len)))
 #endif
 
+/* One process's error as the others can report it, sent by MPI_Bcast: an
+ * error code names an entry of its own process's error ring, invalid
+ * elsewhere (MPICH 5: "invalid error code", MPI_ERR_OTHER). Error_share fills
+ * it from a code, Error_own makes a code of this process from it. */
+struct adioi_shared_error {
+    int error_class;
+    char message[MPI_MAX_ERROR_STRING];
+};
+void ADIOI_COMPAT_Error_share(int error_code, struct adioi_shared_error *e);
+int ADIOI_COMPAT_Error_own(const struct adioi_shared_error *e, const char *myname, int line);
+
 /* ROMIO's generic collective open, the creator's error reported by every
  * process (romio_compat.c): the OpenColl of drivers without their own. */
 void ADIOI_COMPAT_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code);

@@ -18,15 +18,7 @@ source=${4:-}
 . "$repo/test/lib.sh"
 runner_start "$work"
 cd "$repo" || exit 1
-suites=""
-
-# suite NAME CMD...: a test runner writing "P F S" to $work/NAME.res
-suite() {
-    local name=$1
-    shift
-    "$@" "$work/$name" "$work/$name.res"
-    suites="$suites $name"
-}
+suites=""     # the runners whose WORK/NAME.res are summed below
 
 echo "trixie: make (Debian's MPICH source, if the archive serves it)"
 if make > "$LOGDIR/make.out" 2>&1; then
@@ -61,7 +53,8 @@ echo "trixie: Open MPI"
 if run_case make.openmpi 1800 bash -c 'make openmpi && echo " No Errors"'; then
     ompi_dir=$(make -s --no-print-directory print-OPENMPI_DIR)
     make -s --no-print-directory build/obj/plain/rfsd > /dev/null
-    suite openmpi bash test/openmpi/run.sh "$repo" "$ompi_dir"
+    bash test/openmpi/run.sh "$repo" "$ompi_dir" "$work/openmpi" "$work/openmpi.res"
+    suites="$suites openmpi"
 fi
 
 for s in $suites; do
