@@ -86,7 +86,7 @@ DTYPE_SRC  := adio/dtype/dtype.c adio/dtype/dtype_iter.c adio/dtype/dtype_wire.c
 ABT_SRC    := adio/abt/abt_engine.c adio/abt/abt_pool.c adio/abt/abt_stage.c adio/abt/abt_model.c \
               adio/abt/abt_sink_posix.c adio/abt/abt_sink_rfs.c
 STRIPE_SRC := adio/stripe/stripe.c adio/stripe/stripe_servers.c adio/stripe/stripe_file.c \
-              adio/stripe/stripe_io.c
+              adio/stripe/stripe_copies.c adio/stripe/stripe_io.c
 REG_SRC    := adio/verbs/ogr.c adio/verbs/regcache.c
 VERBS_SRC  := adio/verbs/net_verbs.c adio/verbs/verbs_setup.c adio/verbs/verbs_listen.c \
               adio/verbs/verbs_progress.c adio/verbs/verbs_rdma.c adio/verbs/verbs_send.c \
@@ -102,7 +102,7 @@ SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_frame.c adio/server/rfs_d
 # The one list of the unit tests: make check, check-sanitize (ASan, TSan,
 # valgrind) read it through `make print-UNIT_TESTS` and the like.
 UNIT_TESTS := test_proto test_net test_verbs_proto test_server test_dtype test_abt test_stripe \
-              test_security test_coll test_ogr
+              test_replicas test_security test_coll test_ogr
 MPI_TESTS  := test_dtype_mpi
 # Under TSan, the tests that start threads: the rest have no race to find.
 TSAN_TESTS := $(filter-out test_proto test_verbs_proto test_dtype,$(UNIT_TESTS))
@@ -164,6 +164,9 @@ $(FOBJ)/o/%.o: %.c
 $(FOBJ)/rfsd: $(call objs,rfsd/rfsd.c $(SERVER_SRC) $(CORE_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
+$(FOBJ)/rdma-resync: $(call objs,rfsd/rdma_resync.c $(CORE_SRC))
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+
 $(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SRC) $(CORE_SRC) $(ABT_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
 
@@ -180,8 +183,9 @@ $(FOBJ)/test_dtype_mpi: test/unit/test_dtype_mpi.c common/dtype_mpi.c $(DTYPE_SR
 	$(BUILD_PREFIX)/bin/mpicc $(CPPFLAGS) -Icommon $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -lcmocka
 
 # Installed only when it differs: a make with nothing changed touches nothing.
-rfsd: mpich $(FOBJ)/rfsd
-	@cmp -s $(FOBJ)/rfsd $(BUILD_PREFIX)/bin/rfsd || install -m 755 $(FOBJ)/rfsd $(BUILD_PREFIX)/bin/rfsd
+rfsd: mpich $(FOBJ)/rfsd $(FOBJ)/rdma-resync
+	@for p in rfsd rdma-resync; do cmp -s $(FOBJ)/$$p $(BUILD_PREFIX)/bin/$$p || \
+	    install -m 755 $(FOBJ)/$$p $(BUILD_PREFIX)/bin/$$p; done
 
 # The cached MPICH tree is relocated into PREFIX (scripts/install.sh says
 # how); the Open MPI component goes too if make openmpi made it.

@@ -15,9 +15,6 @@
 #include "stripe/stripe_file.h"
 
 #define ADIOI_RDMA_DEFAULT_TIMEOUT 120  /* seconds */
-#define ADIOI_RDMA_SERVERS_ENV "ROMIO_RDMA_SERVERS"
-#define ADIOI_RDMA_CONFIG_ENV "ROMIO_RDMA_CONFIG"
-#define ADIOI_RDMA_CONFIG_FILE "/etc/romio-rdma.conf"
 /* Set: every close prints the file's request statistics (stderr). */
 #define ADIOI_RDMA_STATS_ENV "ROMIO_RDMA_STATS"
 /* rdma_memory_segments=auto: noncontiguous memory goes down to the
@@ -47,6 +44,7 @@ typedef struct ADIOI_RDMA_File {
     const char *path;           /* fd->filename */
     int method;                 /* enum stripe_method or ADIOI_RDMA_SIEVE */
     int timeout_s;
+    int replicas;               /* rdma_replicas: copies of each object of a new file */
     int stats;                  /* rdma_stats=enable or $ROMIO_RDMA_STATS */
     uint8_t *view_enc;          /* the view's filetype, encoded when it changes */
     uint64_t view_len;

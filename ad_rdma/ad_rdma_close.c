@@ -5,10 +5,11 @@
 #include "ad_rdma.h"
 #include "verbs/net_verbs.h"
 
-static void print_verbs_stats(const ADIOI_RDMA_File *f, uint32_t i)
+static void print_verbs_stats(const ADIOI_RDMA_File *f, uint32_t slot)
 {
     struct net_verbs_stats v;
-    net_verbs_stats(f->sf.obj[i].client->conn, &v);
+    uint32_t i = stripe_slot_server(&f->sf.layout, slot);
+    net_verbs_stats(f->sf.obj[slot].client->conn, &v);
     fprintf(stderr, "rdma stats: %s: server %u over verbs: %llu eager messages, %llu "
             "rendezvous, %llu RDMA work requests (%llu with more than one SGE, at most %u), "
             "%llu bytes RDMA-written, %llu RDMA-read, %llu registrations (%llu bytes, %llu "
@@ -48,15 +49,22 @@ static void print_stats(const ADIOI_RDMA_File *f)
             (unsigned long long) st->coll_rounds,
             (unsigned long long) st->bytes[0],
             (unsigned long long) st->bytes[1], st->header_reads, rfs_shared_count());
-    for (uint32_t i = 0; i < f->sf.layout.factor; i++) {
+    for (uint32_t p = 0; p < stripe_slots(&f->sf); p++) {
         struct rfs_client_stats c;
-        rfs_shared_stats(&f->sf.obj[i], &c);
-        fprintf(stderr, "rdma stats: %s: server %u (%s:%s): %llu requests, %llu bytes sent, "
-                "%llu received\n", f->path, i, f->servers.at[i].host, f->servers.at[i].port,
-                (unsigned long long) c.requests, (unsigned long long) c.bytes_out,
-                (unsigned long long) c.bytes_in);
-        if (f->verbs)
-            print_verbs_stats(f, i);
+        uint32_t i = stripe_slot_server(&f->sf.layout, p), copy = p / f->sf.layout.factor;
+        char which[32] = "";
+        if (!f->sf.obj[p].client)
+            continue;
+        if (copy > 0)
+            snprintf(which, sizeof which, ", copy %u of object %u", copy, p % f->sf.layout.factor);
+        rfs_shared_stats(&f->sf.obj[p], &c);
+        fprintf(stderr, "rdma stats: %s: server %u (%s:%s)%s: %llu requests, %llu bytes sent, "
+                "%llu received%s\n", f->path, i, f->servers.at[i].host, f->servers.at[i].port,
+                which, (unsigned long long) c.requests, (unsigned long long) c.bytes_out,
+                (unsigned long long) c.bytes_in,
+                f->sf.down >> i & 1 ? " (lost)" : f->sf.state.stale >> i & 1 ? " (stale)" : "");
+        if (f->verbs && !(f->sf.down >> i & 1))
+            print_verbs_stats(f, p);
     }
 }
 

@@ -33,21 +33,21 @@ static int info_value(MPI_Info info, const char *key, char *value)
 int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size_t whylen)
 {
     char value[MPI_MAX_INFO_VAL + 1];
-    const char *env = getenv(ADIOI_RDMA_SERVERS_ENV), *conf = getenv(ADIOI_RDMA_CONFIG_ENV);
+    const char *env = getenv(STRIPE_SERVERS_ENV), *conf = getenv(STRIPE_CONFIG_ENV);
     int rc;
     if (info_value(info, "rdma_servers", value) && stripe_servers_parse(value, sv) == 0)
         goto found;             /* a value that does not parse is refused by Open */
     if (env) {
         if (stripe_servers_parse(env, sv) == 0)
             goto found;
-        snprintf(why, whylen, "rdma: %s=%s is not HOST:PORT,...", ADIOI_RDMA_SERVERS_ENV, env);
+        snprintf(why, whylen, "rdma: %s=%s is not HOST:PORT,...", STRIPE_SERVERS_ENV, env);
         return -1;
     }
-    rc = stripe_servers_load(conf ? conf : ADIOI_RDMA_CONFIG_FILE, sv);
+    rc = stripe_servers_load(conf ? conf : STRIPE_CONFIG_FILE, sv);
     if (rc == 0)
         goto found;
     if (rc != -ENOENT || conf) {
-        snprintf(why, whylen, "rdma: server list %s: %s", conf ? conf : ADIOI_RDMA_CONFIG_FILE,
+        snprintf(why, whylen, "rdma: server list %s: %s", conf ? conf : STRIPE_CONFIG_FILE,
                  rc == -ENOENT ? "no such file" : "malformed (lines: server HOST:PORT)");
         return -1;
     }
@@ -56,7 +56,7 @@ int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size
         return 0;
     }
     snprintf(why, whylen, "rdma: no servers: set the rdma_servers hint, %s or %s",
-             ADIOI_RDMA_SERVERS_ENV, ADIOI_RDMA_CONFIG_FILE);
+             STRIPE_SERVERS_ENV, STRIPE_CONFIG_FILE);
     return -1;
   found:
     last_servers = *sv;
@@ -73,6 +73,8 @@ void ADIOI_RDMA_Report_layout(ADIO_File fd, const ADIOI_RDMA_File *f)
     ADIOI_Info_set(fd->info, "striping_unit", value);
     snprintf(value, sizeof value, "%u", f->sf.layout.factor);
     ADIOI_Info_set(fd->info, "striping_factor", value);
+    snprintf(value, sizeof value, "%u", stripe_copies(&f->sf.layout));
+    ADIOI_Info_set(fd->info, "rdma_replicas", value);
     if (stripe_servers_format(&f->servers, value, sizeof value) == 0)
         ADIOI_Info_set(fd->info, "rdma_servers", value);
     ADIOI_Info_set(fd->info, "rdma_transport", f->verbs ? "verbs" : f->sec.tls ? "tls" : "tcp");
@@ -95,7 +97,8 @@ int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const
     if (!reason && rc == RFS_E_INVAL && strcmp(what, "open") == 0)
         reason = f && f->sf.failed >= 0
             ? "not a striped file of these servers (header missing or not matching)"
-            : "striping_factor beyond the server list, or striping_unit beyond 1 GiB";
+            : "striping_factor beyond the server list, rdma_replicas beyond striping_factor, "
+              "or striping_unit beyond 1 GiB";
     return rfs_adio_error(rc, myname, who, what, f ? f->path : NULL, "rdma_timeout", reason);
 }
 

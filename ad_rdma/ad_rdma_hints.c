@@ -43,6 +43,8 @@ static const long long segments_from[] = { 0, INT64_MAX, ADIOI_RDMA_SEGMENTS_FRO
 static const struct adio_hint rdma_hints[] = {
     { .name = "rdma_servers", .kind = ADIO_HINT_TEXT, .check = server_list,
       .accepted = "HOST:PORT,...", .at_open = 1 },      /* read by ADIOI_RDMA_Servers */
+    { .name = "rdma_replicas", .kind = ADIO_HINT_COUNT, .min = 1, .max = STRIPE_MAX_REPLICAS,
+      .dflt = "1", .at_open = 1, .to = ADIO_HINT_TO(ADIOI_RDMA_File, replicas) },
     { .name = "rdma_io_method", .kind = ADIO_HINT_WORD, .words = methods, .dflt = "list",
       .to = ADIO_HINT_TO(ADIOI_RDMA_File, method) },
     { .name = "rdma_list_pairs", .kind = ADIO_HINT_COUNT, .min = 1, .max = RFS_MAX_PAIRS,

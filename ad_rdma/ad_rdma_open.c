@@ -85,6 +85,7 @@ static void open_file(ADIO_File fd, const struct stripe_layout *known, int *erro
         .mode = rfs_adio_create_mode(fd),
         .unit = fd->hints->striping_unit > 0 ? (uint64_t) fd->hints->striping_unit : 0,
         .factor = fd->hints->striping_factor > 0 ? (uint32_t) fd->hints->striping_factor : 0,
+        .replicas = (uint32_t) f->replicas,
         .share = 1,
     };
     rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, &a.connect);
@@ -121,7 +122,7 @@ void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
 /* What the collective open's root tells the others. */
 struct root_open {
     struct adioi_shared_error error;    /* class MPI_SUCCESS: the layout follows */
-    uint32_t factor;
+    uint32_t factor, replicas;
     uint64_t unit, file_id;
 };
 
@@ -133,6 +134,7 @@ static void root_result(ADIO_File fd, int error_code, struct root_open *r)
         return;
     }
     r->factor = f->sf.layout.factor;
+    r->replicas = stripe_copies(&f->sf.layout);
     r->unit = f->sf.layout.unit;
     r->file_id = f->sf.layout.file_id;
 }
@@ -154,7 +156,8 @@ void ADIOI_RDMA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
         *error_code = ADIOI_COMPAT_Error_own(&r.error, myname, __LINE__);
         return;
     }
-    struct stripe_layout known = { .unit = r.unit, .factor = r.factor, .file_id = r.file_id };
+    struct stripe_layout known = { .unit = r.unit, .factor = r.factor, .replicas = r.replicas,
+                                   .file_id = r.file_id };
     char value[32];
     if (rank != root && fd->hints->deferred_open && !fd->is_agg) {
         /* ROMIO opens it here only if this process ever does I/O itself
@@ -165,6 +168,8 @@ void ADIOI_RDMA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
         ADIOI_Info_set(fd->info, "striping_unit", value);
         snprintf(value, sizeof value, "%u", known.factor);
         ADIOI_Info_set(fd->info, "striping_factor", value);
+        snprintf(value, sizeof value, "%u", known.replicas);
+        ADIOI_Info_set(fd->info, "rdma_replicas", value);
         *error_code = MPI_SUCCESS;
         return;
     }

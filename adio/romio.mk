@@ -62,6 +62,7 @@ romio_other_sources +=                  \
     adio/netcore/stripe/stripe.c        \
     adio/netcore/stripe/stripe_servers.c \
     adio/netcore/stripe/stripe_file.c   \
+    adio/netcore/stripe/stripe_copies.c \
     adio/netcore/stripe/stripe_io.c
 
 endif BUILD_NETCORE

@@ -24,6 +24,7 @@ struct rfs_shared {
     uint64_t handles;                   /* bit h: handle h taken */
     int users;
     int listed;                         /* in the list: other files may take it */
+    int pool;                           /* taken by files of this share value only */
 };
 
 _Static_assert(RFS_MAX_HANDLES == 64, "one bit of `handles` a handle");
@@ -55,9 +56,10 @@ static int same_opts(const struct rfs_connect_opts *a, const struct rfs_connect_
 }
 
 static int shareable(const struct rfs_shared *c, const char *host, const char *port,
-                     const struct rfs_connect_opts *o)
+                     const struct rfs_connect_opts *o, int pool)
 {
-    return !c->client.broken && ~c->handles != 0 && strcmp(c->host, host) == 0 &&
+    return !c->client.broken && ~c->handles != 0 && c->pool == pool &&
+           strcmp(c->host, host) == 0 &&
            strcmp(c->port, port) == 0 && same_opts(&c->opts, o) && same_key(&c->key, o->key);
 }
 
@@ -73,10 +75,10 @@ static void take_handle(struct rfs_shared *c, struct rfs_shared_file *out)
 }
 
 static struct rfs_shared *find_shared(const char *host, const char *port,
-                                      const struct rfs_connect_opts *o)
+                                      const struct rfs_connect_opts *o, int pool)
 {
     struct rfs_shared *c = conns;
-    while (c && !shareable(c, host, port, o))
+    while (c && !shareable(c, host, port, o, pool))
         c = c->next;
     return c;
 }
@@ -119,9 +121,9 @@ static struct rfs_shared *connect_new(const char *host, const char *port,
 int rfs_shared_take(const char *host, const char *port, const struct rfs_connect_opts *o,
                     int share, struct rfs_shared_file *out, const char **why)
 {
-    share = share && !o->net.tls;
+    share = o->net.tls ? 0 : share;
     pthread_mutex_lock(&conns_lock);
-    struct rfs_shared *c = share ? find_shared(host, port, o) : NULL;
+    struct rfs_shared *c = share ? find_shared(host, port, o, share) : NULL;
     if (c)
         take_handle(c, out);
     pthread_mutex_unlock(&conns_lock);
@@ -133,7 +135,8 @@ int rfs_shared_take(const char *host, const char *port, const struct rfs_connect
         return rc;
     pthread_mutex_lock(&conns_lock);
     take_handle(c, out);
-    c->listed = share;
+    c->listed = share != 0;
+    c->pool = share;
     if (share) {
         c->next = conns;
         conns = c;

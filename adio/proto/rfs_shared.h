@@ -43,7 +43,10 @@ struct rfs_shared_file {
 
 /*
  * A connection to HOST:PORT for one more file, shared where `share` and the
- * options allow (else the file's own), and a free handle on it. Returns 0
+ * options allow (else the file's own), and a free handle on it. `share`:
+ * 0, the file's own; else shared with the files of the same value only
+ * (a striped file's copies on one server take different values, so that
+ * requests of one call to two of them never share a stream). Returns 0
  * or what rfs_client_connect_with returned, *why then set as c->why.
  */
 int rfs_shared_take(const char *host, const char *port, const struct rfs_connect_opts *o,

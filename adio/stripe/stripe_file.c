@@ -15,10 +15,10 @@
 #include <sys/random.h>
 #include <time.h>
 
-static int failed_at(struct stripe_file *f, int i, int rc)
+static int failed_at(struct stripe_file *f, int server, int rc)
 {
     if (rc != 0 && f->failed < 0)
-        f->failed = i;
+        f->failed = server;
     return rc;
 }
 
@@ -26,34 +26,60 @@ static int failed_at(struct stripe_file *f, int i, int rc)
 typedef void (*fill_fn)(const struct stripe_file *f, uint32_t i, const void *arg,
                         struct rfs_req *req);
 
-/*
- * One request to every object, then every reply; replies[i] gets object
- * i's fixed part. Returns the first failure (a transport failure first).
- */
-static int all_objects(struct stripe_file *f, uint16_t op, fill_fn fill, const void *arg,
-                       struct rfs_rep *replies)
+enum pick { PICK_READ, PICK_WRITE };
+
+/* Whether slot p takes a request of the kind `pick`: one copy of each
+ * object to read, every copy written. */
+static int picked(const struct stripe_file *f, const struct stripe_route *r, uint32_t p,
+                  enum pick pick)
 {
-    struct rfs_inflight sent[STRIPE_MAX_FACTOR];
-    int status[STRIPE_MAX_FACTOR];
+    if (!f->obj[p].client)
+        return 0;
+    if (pick == PICK_READ)
+        return stripe_read_slot(f, r, p % f->layout.factor) == (int) p;
+    return stripe_write_slot(f, r, p, 0) || stripe_write_slot(f, r, p, 1);
+}
+
+/*
+ * One request to each slot picked, then every reply; replies[p] gets slot
+ * p's fixed part. Returns the first failure (a transport failure first);
+ * a replicated file goes on without the servers it loses.
+ */
+static int all_slots(struct stripe_file *f, uint16_t op, fill_fn fill, const void *arg,
+                     struct rfs_rep *replies, enum pick pick)
+{
+    struct rfs_inflight sent[STRIPE_MAX_SLOTS];
+    int status[STRIPE_MAX_SLOTS], go[STRIPE_MAX_SLOTS];
+    struct stripe_route r;
     int rc = 0;
     f->failed = -1;
     stripe_revive(f);
-    for (uint32_t i = 0; i < f->layout.factor; i++) {
-        struct rfs_req req = { .handle = f->obj[i].handle };
+    int refreshed = stripe_refresh(f);
+    if (refreshed != 0)
+        return refreshed;
+    stripe_route_of(f, &r);
+    for (uint32_t p = 0; p < stripe_slots(f); p++) {
+        struct rfs_req req = { .handle = f->obj[p].handle };
+        if (!(go[p] = picked(f, &r, p, pick)))
+            continue;
         if (fill)
-            fill(f, i, arg, &req);
-        status[i] = rfs_send(f->obj[i].client, op, &req, NULL, 0, &sent[i]);
+            fill(f, p % f->layout.factor, arg, &req);
+        status[p] = rfs_send(f->obj[p].client, op, &req, NULL, 0, &sent[p]);
     }
-    for (uint32_t i = 0; i < f->layout.factor; i++) {
+    for (uint32_t p = 0; p < stripe_slots(f); p++) {
         struct rfs_rep rep = { 0 };
         uint64_t ignored;
-        if (status[i] == 0)
-            status[i] = rfs_recv(f->obj[i].client, &sent[i], NULL, 0, &rep, &ignored);
+        if (!go[p])
+            continue;
+        if (status[p] == 0)
+            status[p] = rfs_recv(f->obj[p].client, &sent[p], NULL, 0, &rep, &ignored);
         if (replies)
-            replies[i] = rep;
-        stripe_keep_failure(f, &rc, i, status[i]);
+            replies[p] = rep;
+        stripe_slot_failure(f, &rc, p, status[p]);
     }
-    return rc;
+    if (rc == 0 && pick == PICK_READ && (f->down & r.avoid) != f->down)
+        return all_slots(f, op, fill, arg, replies, pick);     /* lost one: another copy */
+    return pick == PICK_WRITE ? stripe_settle_writes(f, rc) : rc;
 }
 
 static uint64_t local_data(uint64_t object_size)
@@ -63,11 +89,14 @@ static uint64_t local_data(uint64_t object_size)
 
 int stripe_size(struct stripe_file *f, uint64_t *size)
 {
-    struct rfs_rep reps[STRIPE_MAX_FACTOR];
-    int rc = all_objects(f, RFS_OP_FSTAT, NULL, NULL, reps);
+    struct rfs_rep reps[STRIPE_MAX_SLOTS];
+    struct stripe_route r;
+    int rc = all_slots(f, RFS_OP_FSTAT, NULL, NULL, reps, PICK_READ);
+    stripe_route_of(f, &r);
     *size = 0;
     for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++) {
-        uint64_t end = stripe_logical_end(&f->layout, i, local_data(reps[i].value));
+        int p = stripe_read_slot(f, &r, i);
+        uint64_t end = stripe_logical_end(&f->layout, i, local_data(reps[p].value));
         if (end > *size)
             *size = end;
     }
@@ -82,8 +111,9 @@ static void fill_truncate(const struct stripe_file *f, uint32_t i, const void *a
 
 void stripe_wrote(struct stripe_file *f)
 {
-    for (uint32_t i = 0; i < f->layout.factor; i++)
-        rfs_shared_wrote(&f->obj[i]);
+    for (uint32_t p = 0; p < stripe_slots(f); p++)
+        if (f->obj[p].client)
+            rfs_shared_wrote(&f->obj[p]);
 }
 
 int stripe_truncate(struct stripe_file *f, uint64_t size)
@@ -91,14 +121,15 @@ int stripe_truncate(struct stripe_file *f, uint64_t size)
     if (size > STRIPE_MAX_OFFSET)
         return RFS_E_FBIG;
     stripe_wrote(f);
-    return all_objects(f, RFS_OP_FTRUNCATE, fill_truncate, &size, NULL);
+    return all_slots(f, RFS_OP_FTRUNCATE, fill_truncate, &size, NULL, PICK_WRITE);
 }
 
 int stripe_sync(struct stripe_file *f)
 {
-    int rc = all_objects(f, RFS_OP_FSYNC, NULL, NULL, NULL);
-    for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++)
-        rfs_shared_synced(&f->obj[i]);
+    int rc = all_slots(f, RFS_OP_FSYNC, NULL, NULL, NULL, PICK_WRITE);
+    for (uint32_t p = 0; rc == 0 && p < stripe_slots(f); p++)
+        if (f->obj[p].client && !(f->down >> stripe_slot_server(&f->layout, p) & 1))
+            rfs_shared_synced(&f->obj[p]);
     return rc;
 }
 
@@ -118,17 +149,24 @@ int stripe_prealloc(struct stripe_file *f, uint64_t offset, uint64_t len)
     if (offset > STRIPE_MAX_OFFSET || len > STRIPE_MAX_OFFSET - offset)
         return RFS_E_FBIG;
     stripe_wrote(f);
-    return all_objects(f, RFS_OP_PREALLOC, fill_prealloc, range, NULL);
+    return all_slots(f, RFS_OP_PREALLOC, fill_prealloc, range, NULL, PICK_WRITE);
 }
 
+/* Locks are held by the server of object 0's first copy this open can
+ * read (the lost server's locks are lost with it). */
 int stripe_lock(struct stripe_file *f, uint32_t kind, uint64_t offset, uint64_t len, int wait)
 {
+    struct stripe_route r;
     f->failed = -1;
     stripe_revive(f);
-    int rc = failed_at(f, 0, rfs_lock(f->obj[0].client, f->obj[0].handle, kind, offset, len,
-                                      wait));
+    stripe_route_of(f, &r);
+    int p = stripe_read_slot(f, &r, 0);
+    if (p < 0)
+        return stripe_readable(f);
+    int rc = failed_at(f, (int) stripe_slot_server(&f->layout, (uint32_t) p),
+                       rfs_lock(f->obj[p].client, f->obj[p].handle, kind, offset, len, wait));
     if (rc == 0)
-        rfs_shared_locked(&f->obj[0], kind);
+        rfs_shared_locked(&f->obj[p], kind);
     return rc;
 }
 
@@ -136,42 +174,64 @@ int stripe_close(struct stripe_file *f)
 {
     int rc = 0;
     f->failed = -1;
-    for (uint32_t i = 0; i < f->connected; i++) {
-        int r = rfs_close(f->obj[i].client, f->obj[i].handle);
+    for (uint32_t p = 0; p < STRIPE_MAX_SLOTS; p++) {
+        if (!f->obj[p].client)
+            continue;
+        uint32_t server = f->layout.factor ? stripe_slot_server(&f->layout, p) : p;
+        int r = f->down >> server & 1 ? 0 : rfs_close(f->obj[p].client, f->obj[p].handle);
         if (rc == 0 && r != 0)
-            rc = failed_at(f, (int) i, r);
-        rfs_shared_give_back(&f->obj[i]);
+            rc = failed_at(f, (int) server, r);
+        rfs_shared_give_back(&f->obj[p]);
     }
-    f->connected = 0;
     free(f->path);
     f->path = NULL;
     stripe_io_release(f);
     return rc;
 }
 
-/* Object i's server learns the file's layout (at open, and again on a
- * new connection). */
-static int send_layout(struct stripe_file *f, uint32_t i)
+/* Slot p's server learns the layout (at open, and again on a new
+ * connection): the slot holds object p % factor. */
+static int send_layout(struct stripe_file *f, uint32_t p)
 {
-    return rfs_set_layout(f->obj[i].client, f->obj[i].handle, i, f->layout.factor,
-                          f->layout.unit, STRIPE_HDR_SIZE);
+    return rfs_set_layout(f->obj[p].client, f->obj[p].handle, p % f->layout.factor,
+                          f->layout.factor, f->layout.unit, STRIPE_HDR_SIZE);
 }
 
-/* Object i moved to a new connection: its server learns the layout. A
- * failure leaves the new connection broken, so it is tried again later. */
-static void revive(struct stripe_file *f, uint32_t i)
+/* The name of slot p's copy; 0 or -ENAMETOOLONG. */
+static int slot_path(const struct stripe_file *f, const char *path, uint32_t p, char *out,
+                     size_t size)
 {
-    const struct rfs_shared *was = f->obj[i].conn;
-    int rc = rfs_shared_revive(&f->obj[i], f->at[i].host, f->at[i].port, &f->connect,
-                               f->share, f->path, f->flags, &f->why);
-    if (rc == 0 && f->obj[i].conn != was)
-        (void) send_layout(f, i);
+    return stripe_copy_path(path, p / f->layout.factor, out, size);
+}
+
+/* The connections copy c of this process's files share (rfs_shared_take):
+ * each copy its own, as one call sends to several copies on one server. */
+static int slot_share(int share, uint32_t copy)
+{
+    return share ? share + (int) copy : 0;
+}
+
+/* Slot p moved to a new connection: its server learns the layout. A
+ * failure leaves the new connection broken, so it is tried again later. */
+static void revive(struct stripe_file *f, uint32_t p)
+{
+    const struct rfs_shared *was = f->obj[p].conn;
+    uint32_t server = stripe_slot_server(&f->layout, p);
+    char name[RFS_MAX_PATH + 1];
+    if (!f->obj[p].client || f->down >> server & 1 ||
+        slot_path(f, f->path, p, name, sizeof name) != 0)
+        return;
+    int rc = rfs_shared_revive(&f->obj[p], f->at[server].host, f->at[server].port, &f->connect,
+                               slot_share(f->share, p / f->layout.factor), name, f->flags,
+                               &f->why);
+    if (rc == 0 && f->obj[p].conn != was)
+        (void) send_layout(f, p);
 }
 
 void stripe_revive(struct stripe_file *f)
 {
-    for (uint32_t i = 0; i < f->layout.factor; i++)
-        revive(f, i);
+    for (uint32_t p = 0; p < stripe_slots(f); p++)
+        revive(f, p);
 }
 
 /* What a broken connection's replacement needs to open the objects again. */
@@ -185,43 +245,82 @@ static int keep_for_revive(struct stripe_file *f, const char *path,
     return f->path ? 0 : -ENOMEM;
 }
 
-/* Connect to server i and open its object of PATH. */
-static int open_object(struct stripe_file *f, const struct stripe_servers *sv, uint32_t i,
-                       const char *path, uint32_t flags, const struct stripe_open_args *a,
-                       struct rfs_stat *st)
+/* Connect to server `server` (at) and open NAME, copy `copy`, there as
+ * `slot`. */
+static int open_on(struct stripe_file *f, const struct net_endpoint *at, uint32_t server,
+                   uint32_t copy, struct rfs_shared_file *slot, const char *name,
+                   uint32_t flags, const struct stripe_open_args *a, struct rfs_stat *st)
 {
-    f->at[i] = sv->at[i];
-    int rc = rfs_shared_take(sv->at[i].host, sv->at[i].port, &a->connect, a->share,
-                             &f->obj[i], &f->why);
-    if (rc != 0)
-        return failed_at(f, (int) i, rc);
-    f->connected = i + 1;
-    return failed_at(f, (int) i, rfs_open(f->obj[i].client, f->obj[i].handle, path, flags,
-                                          a->mode, st));
+    f->at[server] = *at;
+    int rc = rfs_shared_take(at->host, at->port, &a->connect, slot_share(a->share, copy), slot,
+                             &f->why);
+    if (rc == 0)
+        rc = rfs_open(slot->client, slot->handle, name, flags, a->mode, st);
+    return failed_at(f, (int) server, rc);
 }
 
-/* The header of object i, or *empty when the object has no bytes at all. */
-static int read_header(struct stripe_file *f, uint32_t i, struct stripe_header *h, int *empty)
+int stripe_readmit(struct stripe_file *f, uint32_t server)
+{
+    struct stripe_open_args a = { .connect = f->connect, .share = f->share, .flags = f->flags };
+    int rc = 0;
+    for (uint32_t p = 0; rc == 0 && p < stripe_slots(f); p++) {
+        char name[RFS_MAX_PATH + 1];
+        if (stripe_slot_server(&f->layout, p) != server)
+            continue;
+        rfs_shared_give_back(&f->obj[p]);
+        rc = slot_path(f, f->path, p, name, sizeof name);
+        if (rc == 0)
+            rc = open_on(f, &f->at[server], server, p / f->layout.factor, &f->obj[p], name,
+                         f->flags & ~(RFS_O_CREAT | RFS_O_EXCL), &a, NULL);
+        if (rc == 0)
+            rc = send_layout(f, p);
+    }
+    if (rc == 0)
+        f->down &= ~(UINT64_C(1) << server);
+    return rc;
+}
+
+/* Open slot p of PATH (f->layout known). */
+static int open_slot(struct stripe_file *f, const struct stripe_servers *sv, uint32_t p,
+                     const char *path, uint32_t flags, const struct stripe_open_args *a,
+                     struct rfs_stat *st)
+{
+    char name[RFS_MAX_PATH + 1];
+    if (slot_path(f, path, p, name, sizeof name) != 0)
+        return RFS_E_NAMETOOLONG;
+    uint32_t server = stripe_slot_server(&f->layout, p);
+    return open_on(f, &sv->at[server], server, p / f->layout.factor, &f->obj[p], name, flags, a,
+                   st);
+}
+
+/* The header of an open object, or *empty when it has no bytes at all. */
+static int header_of(struct stripe_file *f, const struct rfs_shared_file *o, uint32_t server,
+                     struct stripe_header *h, int *empty)
 {
     uint8_t buf[STRIPE_HDR_USED];
     uint64_t got = 0;
-    int rc = rfs_pread(f->obj[i].client, f->obj[i].handle, buf, sizeof buf, 0, &got);
+    int rc = rfs_pread(o->client, o->handle, buf, sizeof buf, 0, &got);
     f->stats.header_reads++;
     *empty = rc == 0 && got == 0;
     if (rc != 0 || *empty)
-        return failed_at(f, (int) i, rc);
-    return failed_at(f, (int) i, stripe_header_decode(buf, got, h) == 0 ? 0 : RFS_E_INVAL);
+        return failed_at(f, (int) server, rc);
+    return failed_at(f, (int) server, stripe_header_decode(buf, got, h) == 0 ? 0 : RFS_E_INVAL);
 }
 
-static int write_header(struct stripe_file *f, uint32_t i)
+static int read_header(struct stripe_file *f, uint32_t p, struct stripe_header *h, int *empty)
+{
+    return header_of(f, &f->obj[p], stripe_slot_server(&f->layout, p), h, empty);
+}
+
+static int write_header(struct stripe_file *f, uint32_t p)
 {
     uint8_t buf[STRIPE_HDR_USED];
-    struct stripe_header h = { .layout = f->layout, .index = i };
+    struct stripe_header h = { .layout = f->layout, .index = p % f->layout.factor };
     stripe_header_encode(&h, buf);
-    int rc = rfs_ftruncate(f->obj[i].client, f->obj[i].handle, 0);
+    int rc = rfs_ftruncate(f->obj[p].client, f->obj[p].handle, 0);
     if (rc == 0)
-        rc = rfs_pwrite(f->obj[i].client, f->obj[i].handle, buf, sizeof buf, 0);
-    return failed_at(f, (int) i, rc);
+        rc = rfs_pwrite(f->obj[p].client, f->obj[p].handle, buf, sizeof buf, 0);
+    return failed_at(f, (int) stripe_slot_server(&f->layout, p), rc);
 }
 
 /* The layout of a new file from the open's arguments. */
@@ -230,6 +329,7 @@ static int new_layout(struct stripe_file *f, const struct stripe_servers *sv,
 {
     f->layout.unit = a->unit ? a->unit : STRIPE_DEFAULT_UNIT;
     f->layout.factor = a->factor ? a->factor : sv->n;
+    f->layout.replicas = a->replicas ? a->replicas : 1;
     if (getrandom(&f->layout.file_id, sizeof f->layout.file_id, 0) !=
         (ssize_t) sizeof f->layout.file_id)
         return -EIO;
@@ -240,24 +340,32 @@ static int new_layout(struct stripe_file *f, const struct stripe_servers *sv,
     return 0;
 }
 
-/* Objects 1.. of the file: created with their headers, or checked against object 0's. */
+static int same_file(const struct stripe_header *h, uint32_t index, const struct stripe_layout *l)
+{
+    return h->index == index && h->layout.unit == l->unit && h->layout.factor == l->factor &&
+           stripe_copies(&h->layout) == stripe_copies(l) && h->layout.file_id == l->file_id;
+}
+
+/* The slots of the file but `first` (whose header gave the layout):
+ * created with their headers, or checked against the layout. An existing
+ * replicated file goes on without the servers it cannot reach. */
 static int open_others(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
-                       const struct stripe_open_args *a, int create)
+                       const struct stripe_open_args *a, int create, uint32_t first)
 {
     uint32_t flags = a->flags & ~(RFS_O_EXCL | (create ? 0 : RFS_O_CREAT));
-    for (uint32_t i = 1; i < f->layout.factor; i++) {
+    for (uint32_t p = 0; p < stripe_slots(f); p++) {
         struct stripe_header h;
-        int empty = 0;
-        int rc = open_object(f, sv, i, path, flags, a, NULL);
+        int empty = 0, rc = 0;
+        if (p == first || f->down >> stripe_slot_server(&f->layout, p) & 1)
+            continue;
+        rc = open_slot(f, sv, p, path, flags, a, NULL);
         if (rc == 0 && create)
-            rc = write_header(f, i);
+            rc = write_header(f, p);
         else if (rc == 0)
-            rc = read_header(f, i, &h, &empty);
-        if (rc == 0 && !create &&
-            (empty || h.index != i || h.layout.unit != f->layout.unit ||
-             h.layout.factor != f->layout.factor || h.layout.file_id != f->layout.file_id))
-            rc = failed_at(f, (int) i, RFS_E_INVAL);
-        if (rc != 0)
+            rc = read_header(f, p, &h, &empty);
+        if (rc == 0 && !create && (empty || !same_file(&h, p % f->layout.factor, &f->layout)))
+            rc = failed_at(f, (int) stripe_slot_server(&f->layout, p), RFS_E_INVAL);
+        if (rc != 0 && (create || !stripe_slot_failure(f, &rc, p, rc)))
             return rc;
     }
     return 0;
@@ -295,7 +403,7 @@ static int find_layout(struct stripe_file *f, const struct stripe_servers *sv,
                        int *empty)
 {
     struct stripe_header h;
-    int rc = read_header(f, 0, &h, empty);
+    int rc = header_of(f, &f->obj[0], 0, &h, empty);
     *create = 0;
     if (rc != 0)
         return rc;
@@ -332,11 +440,20 @@ static struct stripe_open_args read_write(const struct stripe_open_args *a)
     return rw;
 }
 
-/* Every object's server learns the layout; on failure all is closed. */
+/* Every slot's server learns the layout, and a replicated file's state
+ * is read; on failure all is closed. */
 static int set_layouts(struct stripe_file *f, int rc)
 {
-    for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++)
-        rc = failed_at(f, (int) i, send_layout(f, i));
+    for (uint32_t p = 0; rc == 0 && p < stripe_slots(f); p++) {
+        uint32_t server = stripe_slot_server(&f->layout, p);
+        if (!f->obj[p].client || f->down >> server & 1)
+            continue;
+        int r = failed_at(f, (int) server, send_layout(f, p));
+        if (r != 0 && !stripe_slot_failure(f, &rc, p, r))
+            rc = r;
+    }
+    if (rc == 0)
+        rc = stripe_refresh(f);
     if (rc != 0) {
         int failed = f->failed;
         stripe_close(f);                /* closing object 0 drops the lock */
@@ -355,9 +472,44 @@ int stripe_open_known(struct stripe_file *f, const struct stripe_servers *sv, co
     rw.flags &= ~(RFS_O_CREAT | RFS_O_EXCL);
     f->layout = *layout;
     int rc = keep_for_revive(f, path, &rw);
-    for (uint32_t i = 0; rc == 0 && i < layout->factor; i++)
-        rc = open_object(f, sv, i, path, rw.flags, &rw, NULL);
+    for (uint32_t p = 0; rc == 0 && p < stripe_slots(f); p++) {
+        int r = open_slot(f, sv, p, path, rw.flags, &rw, NULL);
+        if (r != 0 && !stripe_slot_failure(f, &rc, p, r))
+            rc = r;
+    }
     return set_layouts(f, rc);
+}
+
+/*
+ * Object 0's server is lost (transport failure rc): a replicated file is
+ * opened by object 0's next copy, copy c on server c, whose header gives
+ * the layout. 0, or rc when no copy of object 0 answers as one.
+ */
+static int open_by_copy(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
+                        const struct stripe_open_args *a, int rc)
+{
+    uint32_t flags = a->flags & ~(RFS_O_CREAT | RFS_O_EXCL);
+    rfs_shared_give_back(&f->obj[0]);
+    for (uint32_t c = 1; c < STRIPE_MAX_REPLICAS && c < sv->n; c++) {
+        struct rfs_shared_file o = { 0 };
+        struct stripe_header h;
+        char name[RFS_MAX_PATH + 1];
+        int empty = 0;
+        f->failed = -1;
+        if (stripe_copy_path(path, c, name, sizeof name) != 0 ||
+            open_on(f, &sv->at[c], c, c, &o, name, flags, a, NULL) != 0 ||
+            header_of(f, &o, c, &h, &empty) != 0 || h.index != 0 ||
+            stripe_copies(&h.layout) <= c || h.layout.factor > sv->n) {
+            rfs_shared_give_back(&o);
+            continue;
+        }
+        f->layout = h.layout;
+        f->obj[stripe_slot(&f->layout, 0, c)] = o;
+        f->down = ((UINT64_C(1) << c) - 1);     /* the servers of the copies before */
+        return 0;
+    }
+    f->failed = 0;
+    return rc;
 }
 
 int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const char *path,
@@ -365,13 +517,19 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
 {
     struct rfs_stat st = { 0, 0 };
     int create = 0;
+    uint32_t first = 0;
     open_init(f);
     if (sv->n == 0)
         return RFS_E_INVAL;
     struct stripe_open_args rw = read_write(a);
     int rc = keep_for_revive(f, path, &rw);
     if (rc == 0)
-        rc = open_object(f, sv, 0, path, rw.flags, &rw, &st);
+        rc = open_on(f, &sv->at[0], 0, 0, &f->obj[0], path, rw.flags, &rw, &st);
+    if (rc < 0 && (rc = open_by_copy(f, sv, path, &rw, rc)) == 0) {
+        first = stripe_read_copy(&f->layout, 0, f->down) * f->layout.factor;
+        rc = open_others(f, sv, path, &rw, 0, first);
+        return set_layouts(f, rc);
+    }
     int locked = rc == 0 && (st.size == 0 || (rw.flags & RFS_O_CREAT)), empty = 0;
     for (int tries = 0; locked; tries++) {
         rc = create_lock(f, rw.flags);
@@ -390,7 +548,7 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
     if (!locked && rc == 0)
         rc = find_layout(f, sv, &rw, rw.flags, &create, &empty);
     if (rc == 0)
-        rc = open_others(f, sv, path, &rw, create);
+        rc = open_others(f, sv, path, &rw, create, first);
     /* object 0's header last: a file is complete once it has one */
     if (rc == 0 && create)
         rc = write_header(f, 0);
@@ -399,16 +557,33 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
     return set_layouts(f, rc);
 }
 
+/* PATH and its copies' names on one server; 0, or the first failure but
+ * RFS_E_NOENT, or RFS_E_NOENT when there was nothing. */
+static int unlink_on(const struct rfs_connect_opts *o, const struct net_endpoint *at,
+                     const char *path)
+{
+    struct rfs_client c;
+    int rc = rfs_client_connect_with(&c, at->host, at->port, o), found = 0;
+    for (uint32_t copy = 0; rc == 0 && copy < STRIPE_MAX_REPLICAS; copy++) {
+        char name[RFS_MAX_PATH + 1];
+        int r = stripe_copy_path(path, copy, name, sizeof name);
+        if (r == 0)
+            r = rfs_unlink(&c, name);
+        if (r == 0)
+            found = 1;
+        else if (r != RFS_E_NOENT)
+            rc = r;
+    }
+    rfs_client_close(&c);
+    return rc != 0 ? rc : found ? 0 : RFS_E_NOENT;
+}
+
 int stripe_unlink(const struct rfs_connect_opts *o, const struct stripe_servers *sv,
                   const char *path)
 {
     int rc = RFS_E_NOENT, found = 0;
     for (uint32_t i = 0; i < sv->n; i++) {
-        struct rfs_client c;
-        int r = rfs_client_connect_with(&c, sv->at[i].host, sv->at[i].port, o);
-        if (r == 0)
-            r = rfs_unlink(&c, path);
-        rfs_client_close(&c);
+        int r = unlink_on(o, &sv->at[i], path);
         if (r == 0)
             found = 1;
         else if (r != RFS_E_NOENT && (rc == RFS_E_NOENT || (r < 0 && rc > 0)))

@@ -46,6 +46,13 @@ struct stripe_servers {
     struct net_endpoint at[STRIPE_MAX_FACTOR];
 };
 
+/* Where the rdma: driver and rdma-resync find the server list when not
+ * told: this variable's list, else the configuration file this variable
+ * names, else this file. */
+#define STRIPE_SERVERS_ENV "ROMIO_RDMA_SERVERS"
+#define STRIPE_CONFIG_ENV  "ROMIO_RDMA_CONFIG"
+#define STRIPE_CONFIG_FILE "/etc/romio-rdma.conf"
+
 /* "HOST:PORT,HOST:PORT,..." (HOST may be [IPv6]); 0 or -EINVAL. */
 int stripe_servers_parse(const char *list, struct stripe_servers *out);
 /* A configuration file: lines "server HOST:PORT", '#' comments. 0,
@@ -75,12 +82,14 @@ struct stripe_stats {
     uint32_t header_reads;              /* objects' headers read at open */
 };
 
+/* Physical objects: slot c * factor + i is copy c of object i. */
+#define STRIPE_MAX_SLOTS (STRIPE_MAX_FACTOR * STRIPE_MAX_REPLICAS)
+
 struct stripe_file {
     struct stripe_layout layout;
-    struct rfs_shared_file obj[STRIPE_MAX_FACTOR];  /* object i: server i's connection, its
-                                                     * handle there */
-    struct net_endpoint at[STRIPE_MAX_FACTOR];
-    uint32_t connected;                 /* objects 0 .. connected-1 have a connection */
+    struct rfs_shared_file obj[STRIPE_MAX_SLOTS];   /* a slot's connection, its handle there;
+                                                     * client NULL: not open */
+    struct net_endpoint at[STRIPE_MAX_FACTOR];      /* server s */
     /* how a broken connection's replacement opens the objects again */
     struct rfs_connect_opts connect;
     int share;
@@ -89,15 +98,22 @@ struct stripe_file {
     uint32_t max_pairs;                 /* list I/O pairs per request */
     uint64_t max_inflight;              /* list I/O data bytes in flight, all objects; 0: any */
     uint32_t max_servers;               /* objects with list I/O in flight at once; 0: all */
-    int failed;
-    const char *why;            /* a connection's TLS or authentication failure */
+    int failed;                         /* the server of the failure, -1: none in particular */
+    const char *why;            /* a connection's TLS or authentication failure, or why a
+                                 * replicated file cannot go on */
+    /* replicas (stripe_copies.c): servers this open lost (bit s), and the
+     * replica state as last read or written */
+    uint64_t down;
+    struct stripe_state state;
+    uint64_t lost_at[STRIPE_MAX_FACTOR];    /* the state's epoch when server s was lost */
+    uint64_t readmit_ms;                    /* no new try to take a lost server back before */
     struct stripe_stats stats;
     /* kept from call to call, freed by stripe_close: fresh pages on every
      * call cost more than the copies into them */
     char *staging;              /* datatype I/O's object shares, one after another */
     uint64_t staging_cap;       /* at most STRIPE_CHUNK */
     struct iovec *direct;       /* datatype I/O's shares straight in memory, per object */
-    struct list_pipe *pipes;    /* list I/O's requests in flight, per object */
+    struct list_pipe *pipes;    /* list I/O's requests in flight, per slot */
     uint32_t pipes_objects, pipes_pairs;
     struct dtype *contig;       /* the view a collective call sends for a contiguous one */
     uint8_t *contig_enc;
@@ -114,6 +130,7 @@ struct stripe_open_args {
     uint32_t mode;              /* permissions of created objects */
     uint64_t unit;              /* for a new file; 0: STRIPE_DEFAULT_UNIT */
     uint32_t factor;            /* for a new file; 0: every server */
+    uint32_t replicas;          /* for a new file; 0: 1 */
 };
 
 /*
@@ -214,7 +231,7 @@ int stripe_iov_io(struct stripe_file *f, enum stripe_method method,
 #define STRIPE_COLL_MERGE_RUNS_BELOW (64u << 10)
 /* The values of one agreement at most: participants, bytes and runs per
  * object. */
-#define STRIPE_COLL_AGREE_MAX (3 * STRIPE_MAX_FACTOR)
+#define STRIPE_COLL_AGREE_MAX (5 * STRIPE_MAX_FACTOR)
 
 /* mine: count values of this participant; sum gets their sums over all
  * participants. 0 or a negative errno. */
@@ -236,17 +253,85 @@ int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64
                    uint64_t len, char *buf, int is_write, const struct stripe_coll *c,
                    uint64_t *moved);
 
-/* For the calls that talk to several objects at once: the failure they
+/* For the calls that talk to several servers at once: the failure they
  * return is the first one, a transport failure (negative) before any
- * server's answer; *status and f->failed keep it and its object. */
-static inline void stripe_keep_failure(struct stripe_file *f, int *status, uint32_t object,
+ * server's answer; *status and f->failed keep it and its server. */
+static inline void stripe_keep_failure(struct stripe_file *f, int *status, uint32_t server,
                                        int rc)
 {
     if (rc != 0 && (*status == 0 || (rc < 0 && *status > 0))) {
         *status = rc;
-        f->failed = (int) object;
+        f->failed = (int) server;
     }
 }
+
+/* --- replicas (stripe_copies.c; stripe.h has the placement) --- */
+
+static inline uint32_t stripe_slots(const struct stripe_file *f)
+{
+    return f->layout.factor * stripe_copies(&f->layout);
+}
+
+static inline uint32_t stripe_slot(const struct stripe_layout *l, uint32_t object, uint32_t copy)
+{
+    return copy * l->factor + object;
+}
+
+static inline uint32_t stripe_slot_server(const struct stripe_layout *l, uint32_t slot)
+{
+    return stripe_copy_server(l, slot % l->factor, slot / l->factor);
+}
+
+/* Which copies a call uses: alike on every participant of a collective
+ * round (stripe_coll_io agrees on it). */
+struct stripe_route {
+    uint64_t avoid;             /* servers not read: lost, or stale */
+    uint64_t skip;              /* servers not written: lost, or stale and not resyncing */
+    uint64_t after;             /* servers written once the others hold the data: resyncing */
+};
+
+void stripe_route_of(const struct stripe_file *f, struct stripe_route *r);
+/* The slot object o is read from, or -1 when no copy is left. */
+int stripe_read_slot(const struct stripe_file *f, const struct stripe_route *r, uint32_t object);
+/* Whether slot p is written in the pass `after` (0: the current copies,
+ * 1: the resyncing ones, once the current ones hold the data). */
+int stripe_write_slot(const struct stripe_file *f, const struct stripe_route *r, uint32_t slot,
+                      int after);
+/* A failure rc of slot p: for a replicated file, a transport failure
+ * loses the slot's server to this open (f->down) and returns 1: the call
+ * goes on with the other copies. Else stripe_keep_failure, and 0. */
+int stripe_slot_failure(struct stripe_file *f, int *status, uint32_t slot, int rc);
+/* A call on a replicated file begins by reading the replica state from
+ * stripe_state_reads servers (0, else the failure; nothing to do for one
+ * copy). */
+int stripe_refresh(struct stripe_file *f);
+/* A write-like call ends so: servers this open lost that the state does
+ * not call stale yet become stale; then 0 if every object keeps a current
+ * copy, else a failure naming a server of the object that has none. */
+int stripe_settle_writes(struct stripe_file *f, int rc);
+/* 0 if every object has a copy to read, else a failure naming one. */
+int stripe_readable(struct stripe_file *f);
+/* stale |= add_stale, resyncing |= add_resync, then both &= ~clear, the
+ * epoch raised: written to every server this open reaches, under that
+ * server's lock; 0 once at least stripe_state_writes servers hold it. */
+int stripe_state_change(struct stripe_file *f, uint64_t add_stale, uint64_t add_resync,
+                        uint64_t clear);
+/* A lost server taken back (stripe_refresh does, for one being resynced
+ * or resynced since): its slots opened anew. 0 or the failure. */
+int stripe_readmit(struct stripe_file *f, uint32_t server);
+
+/*
+ * Resync (the rdma-resync tool): every stale server this open reaches is
+ * marked resyncing, so that writers write it too (after the current
+ * copies); then each of its copies is made equal to a current copy of the
+ * same object, chunk by chunk, a chunk copied again while the current copy
+ * changes under it; a second pass finds what calls already under way when
+ * the resync began wrote; then the server is current again. *servers:
+ * those made current (bits); *copied: data bytes written to them. An
+ * interrupted resync is run again: chunks already equal are not written.
+ */
+#define STRIPE_RESYNC_CHUNK (4u << 20)
+int stripe_resync(struct stripe_file *f, uint64_t *servers, uint64_t *copied);
 
 /* Free what stripe_io keeps with the file (stripe_close does). */
 void stripe_io_release(struct stripe_file *f);

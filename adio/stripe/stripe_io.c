@@ -16,6 +16,11 @@
  * oldest reply over all objects is taken before more is sent. After a
  * failure nothing new is sent, what is in flight is still received, and
  * the first failure is returned.
+ *
+ * A replicated file's requests go to slots (stripe_copies.c): a read to
+ * one copy of each object, a write to every current copy and then to the
+ * resyncing ones. A server lost on the way is left out of the rest of the
+ * call; a read is then done again from the other copies.
  */
 #include "stripe/stripe_file.h"
 
@@ -165,6 +170,9 @@ struct list_pipe {
 struct list_xfer {
     struct stripe_file *f;
     int is_write, naive;
+    const struct stripe_route *route;
+    int after;                  /* the pass of a write: resyncing copies */
+    int lost;                   /* a server was lost on the way */
     uint32_t max_pairs;
     struct mem_cursor mem;
     struct list_pipe *pipe;
@@ -198,7 +206,14 @@ static void zero_after(const struct iovec *seg, int nseg, uint64_t got)
     }
 }
 
-/* The reply of object o's oldest request. */
+/* A failure of slot o: a lost server is left out, else the call fails. */
+static void xfer_failure(struct list_xfer *x, uint32_t o, int rc)
+{
+    if (rc != 0 && stripe_slot_failure(x->f, &x->status, o, rc))
+        x->lost = 1;
+}
+
+/* The reply of slot o's oldest request. */
 static int complete_oldest(struct list_xfer *x, uint32_t o)
 {
     struct list_pipe *q = &x->pipe[o];
@@ -219,16 +234,16 @@ static int complete_oldest(struct list_xfer *x, uint32_t o)
         if (got < r->data)
             x->short_read = 1;
     }
-    stripe_keep_failure(x->f, &x->status, o, rc);
+    xfer_failure(x, o, rc);
     return rc;
 }
 
-/* The object whose oldest request in flight was sent first of all. */
+/* The slot whose oldest request in flight was sent first of all. */
 static uint32_t oldest_object(const struct list_xfer *x)
 {
     uint32_t oldest = 0;
     uint64_t seq = UINT64_MAX;
-    for (uint32_t o = 0; o < x->f->layout.factor; o++) {
+    for (uint32_t o = 0; o < stripe_slots(x->f); o++) {
         const struct list_pipe *q = &x->pipe[o];
         if (q->inflight > 0 && q->slot[q->head].seq < seq) {
             seq = q->slot[q->head].seq;
@@ -250,7 +265,7 @@ static int make_room(struct list_xfer *x, uint32_t o)
            x->inflight + building(q)->data > x->f->max_inflight)
         complete_oldest(x, oldest_object(x));
     while (x->status == 0 && x->f->max_servers > 0 && q->inflight == 0 &&
-           x->busy >= x->f->max_servers)
+           x->busy >= x->f->max_servers * stripe_copies(&x->f->layout))
         complete_oldest(x, oldest_object(x));
     return x->status;
 }
@@ -285,9 +300,11 @@ static int submit(struct list_xfer *x, uint32_t o)
     int rc = rfs_send(x->f->obj[o].client, op, &req, iov, n, &r->sent);
     x->f->stats.data_requests++;
     x->f->stats.segments += (uint64_t) r->nseg;
-    stripe_keep_failure(x->f, &x->status, o, rc);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) {
+        xfer_failure(x, o, rc);
+        req_clear(r);
+        return x->status;
+    }
     r->seq = x->sent++;
     x->busy += q->inflight == 0;
     q->inflight++;
@@ -300,15 +317,13 @@ static int submit(struct list_xfer *x, uint32_t o)
     return 0;
 }
 
-/* Add a piece to its object's request, sending that request when full. */
-static int list_piece(void *arg, const struct stripe_piece *p, uint64_t at)
+/* Add a piece to slot o's request, sending that request when full. */
+static int slot_piece(struct list_xfer *x, uint32_t o, const struct stripe_piece *p,
+                      uint64_t at)
 {
-    struct list_xfer *x = arg;
-    struct list_pipe *q = &x->pipe[p->object];
-    uint64_t local = p->local, len = p->len;
-    if (x->status)
-        return x->status;
-    while (len > 0) {
+    struct list_pipe *q = &x->pipe[o];
+    uint64_t local = p->local, len = p->len, server = stripe_slot_server(&x->f->layout, o);
+    while (len > 0 && x->status == 0 && !(x->f->down >> server & 1)) {
         struct list_req *r = building(q);
         uint64_t room;
         char *mem = mem_at(&x->mem, at, &room);
@@ -318,9 +333,7 @@ static int list_piece(void *arg, const struct stripe_piece *p, uint64_t at)
                        (char *) r->seg[r->nseg - 1].iov_base + r->seg[r->nseg - 1].iov_len == mem;
         if ((!join_pair && r->npairs == x->max_pairs) ||
             (!join_seg && r->nseg == STRIPE_MAX_SEGS) || r->data == STRIPE_REQ_DATA) {
-            int rc = submit(x, p->object);
-            if (rc != 0)
-                return rc;
+            submit(x, o);
             continue;
         }
         uint64_t n = len < STRIPE_REQ_DATA - r->data ? len : STRIPE_REQ_DATA - r->data;
@@ -340,6 +353,37 @@ static int list_piece(void *arg, const struct stripe_piece *p, uint64_t at)
         local += n;
         at += n;
         len -= n;
+    }
+    return x->status;
+}
+
+/* Whether slot o takes this transfer's pieces of its object. */
+static int xfer_slot(const struct list_xfer *x, uint32_t o)
+{
+    const struct stripe_file *f = x->f;
+    if (f->down >> stripe_slot_server(&f->layout, o) & 1)
+        return 0;
+    if (!x->is_write)
+        return stripe_read_slot(f, x->route, o % f->layout.factor) == (int) o;
+    return stripe_write_slot(f, x->route, o, x->after);
+}
+
+/* Add a piece to the requests of the slots that take it. */
+static int list_piece(void *arg, const struct stripe_piece *p, uint64_t at)
+{
+    struct list_xfer *x = arg;
+    const struct stripe_layout *l = &x->f->layout;
+    struct mem_cursor from = x->mem;
+    if (x->status)
+        return x->status;
+    for (uint32_t c = 0; c < stripe_copies(l); c++) {
+        uint32_t o = stripe_slot(l, p->object, c);
+        if (!xfer_slot(x, o))
+            continue;
+        x->mem = from;          /* each copy takes the same memory */
+        int rc = slot_piece(x, o, p, at);
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }
@@ -375,7 +419,7 @@ void stripe_io_release(struct stripe_file *f)
  * number of pairs per request stays the same. */
 static int pipes_ready(struct stripe_file *f, uint32_t pairs)
 {
-    uint32_t n = f->layout.factor;
+    uint32_t n = stripe_slots(f);
     if (f->pipes && f->pipes_pairs == pairs) {
         /* a failed call may have left requests half built */
         for (uint32_t o = 0; o < n; o++) {
@@ -410,17 +454,18 @@ static void pin_memory(struct stripe_file *f, const struct iovec *mem, int nmem,
 {
     if (f->layout.factor < 2)
         return;                 /* one object: each request is the whole memory's share */
-    for (uint32_t o = 0; o < f->layout.factor; o++)
-        net_pin(f->obj[o].client->conn, mem, nmem, !is_write);
+    for (uint32_t o = 0; o < stripe_slots(f); o++)
+        if (f->obj[o].client && !(f->down >> stripe_slot_server(&f->layout, o) & 1))
+            net_pin(f->obj[o].client->conn, mem, nmem, !is_write);
 }
 
 static int list_io(struct stripe_file *f, int naive, const struct stripe_view *view,
                    uint64_t pos, uint64_t len, const struct iovec *mem, int nmem, int is_write,
-                   int *short_read)
+                   const struct stripe_route *route, int after, int *short_read, int *lost)
 {
-    uint32_t n = f->layout.factor;
-    struct list_xfer x = { .f = f, .is_write = is_write, .naive = naive,
-                           .max_pairs = naive ? 1 : f->max_pairs };
+    uint32_t n = stripe_slots(f);
+    struct list_xfer x = { .f = f, .is_write = is_write, .naive = naive, .route = route,
+                           .after = after, .max_pairs = naive ? 1 : f->max_pairs };
     mem_start(&x.mem, mem, nmem);
     if (pipes_ready(f, x.max_pairs) < 0)
         return -ENOMEM;
@@ -440,7 +485,8 @@ static int list_io(struct stripe_file *f, int naive, const struct stripe_view *v
                 more = 1;
             }
     }
-    *short_read = x.short_read;
+    *short_read |= x.short_read;
+    *lost |= x.lost;
     return x.status;
 }
 
@@ -583,8 +629,9 @@ static int dt_send(struct stripe_file *f, uint32_t o, const struct stripe_view *
     int r = rfs_set_view(f->obj[o].client, f->obj[o].handle, view->disp, view->enc, view->enc_len);
     sent[1].tag = 0;
     if (r == 0 && coll) {
+        /* each copy its own group: a server holds copies of several objects */
         struct rfs_req c = { .handle = f->obj[o].handle, .flags = coll->rank, .aux = parts,
-                             .offset = coll->call, .length = coll->group,
+                             .offset = coll->call, .length = coll->group + o / f->layout.factor,
                              .mode = coll->keep ? RFS_COLL_KEEP : 0 };
         r = rfs_send(f->obj[o].client, RFS_OP_COLL, &c, NULL, 0, &sent[1]);
         f->stats.coll_requests++;
@@ -599,17 +646,32 @@ static int dt_send(struct stripe_file *f, uint32_t o, const struct stripe_view *
 
 /* A collective round's participants on each object (sum[o]), the bytes
  * they have there (sum[n + o]) and their runs (sum[2n + o]), agreed with
- * the others; d NULL: this one has nothing (or failed before). */
-static int coll_agree(uint32_t n, const struct stripe_coll *coll, const struct dt_xfer *d,
-                      uint64_t sum[STRIPE_COLL_AGREE_MAX])
+ * the others; d NULL: this one has nothing (or failed before). The copies
+ * the round uses too: a server any participant does not write (sum[3n +
+ * s]) or writes after the others (sum[4n + s]) is so for all, *route. */
+static int coll_agree(const struct stripe_file *f, const struct stripe_coll *coll,
+                      const struct dt_xfer *d, uint64_t sum[STRIPE_COLL_AGREE_MAX],
+                      struct stripe_route *route)
 {
     uint64_t mine[STRIPE_COLL_AGREE_MAX];
+    uint32_t n = f->layout.factor;
+    stripe_route_of(f, route);
     for (uint32_t o = 0; o < n; o++) {
         mine[o] = d && d->share[o] > 0;
         mine[n + o] = d ? d->share[o] : 0;
         mine[2 * n + o] = d ? d->runs[o] : 0;
+        mine[3 * n + o] = route->skip >> o & 1;
+        mine[4 * n + o] = route->after >> o & 1;
     }
-    return coll->agree(coll->agree_arg, mine, sum, 3 * n);
+    int rc = coll->agree(coll->agree_arg, mine, sum, 5 * n);
+    route->skip = route->after = 0;
+    for (uint32_t s = 0; rc == 0 && s < n; s++) {
+        route->skip |= (uint64_t) (sum[3 * n + s] > 0) << s;
+        route->after |= (uint64_t) (sum[4 * n + s] > 0) << s;
+    }
+    route->after &= ~route->skip;
+    route->avoid = route->skip | route->after;
+    return rc;
 }
 
 /* Whether object o's part of an agreed round goes behind a COLL, merged
@@ -622,18 +684,19 @@ static int coll_merges(const struct stripe_coll *coll, const uint64_t *sum, uint
                           (coll->merge_runs_below == 0 || bytes < runs * coll->merge_runs_below));
 }
 
-/* Object o's reply to a round's request: the data into its share. */
-static int dt_reply(struct stripe_file *f, uint32_t o, struct dt_xfer *d,
+/* Slot p's reply to a round's request: the data into its object's share. */
+static int dt_reply(struct stripe_file *f, uint32_t p, struct dt_xfer *d,
                     const struct rfs_inflight sent[2], int is_write, int *short_read)
 {
     struct rfs_rep rep;
     uint64_t got = 0;
     struct iovec staged;
     int nin;
+    uint32_t o = p % f->layout.factor;
     const struct iovec *in = dt_share(d, o, &staged, &nin);
-    int r = sent[1].tag ? rfs_recv(f->obj[o].client, &sent[1], NULL, 0, &rep, &got) : 0;
+    int r = sent[1].tag ? rfs_recv(f->obj[p].client, &sent[1], NULL, 0, &rep, &got) : 0;
     if (r == 0)
-        r = rfs_recvv(f->obj[o].client, &sent[0], in, is_write ? 0 : nin, &rep, &got);
+        r = rfs_recvv(f->obj[p].client, &sent[0], in, is_write ? 0 : nin, &rep, &got);
     if (r == 0 && is_write && rep.value != d->share[o])
         r = -EPROTO;
     if (r == 0 && !is_write && got < d->share[o]) {
@@ -643,48 +706,96 @@ static int dt_reply(struct stripe_file *f, uint32_t o, struct dt_xfer *d,
     return r;
 }
 
-/* One round: every object's share of [pos, pos + len) in one request,
- * none to an object without a share. A collective round (coll) first
- * agrees on the participants of each object, and sends in the
- * decentralised schedule: object (rank + j) mod n at step j. */
+/* The slots that take object o's share in this pass: its copy to read,
+ * or its copies to write (after: the resyncing ones). */
+static int dt_targets(const struct stripe_file *f, const struct stripe_route *route, uint32_t o,
+                      int is_write, int after, uint32_t out[STRIPE_MAX_REPLICAS])
+{
+    int n = 0;
+    if (!is_write) {
+        int p = stripe_read_slot(f, route, o);
+        if (p >= 0 && !(f->down >> stripe_slot_server(&f->layout, (uint32_t) p) & 1))
+            out[n++] = (uint32_t) p;
+        return n;
+    }
+    for (uint32_t c = 0; c < stripe_copies(&f->layout); c++) {
+        uint32_t p = stripe_slot(&f->layout, o, c);
+        if (stripe_write_slot(f, route, p, after) &&
+            !(f->down >> stripe_slot_server(&f->layout, p) & 1))
+            out[n++] = p;
+    }
+    return n;
+}
+
+/* One pass of a round: every object's share to its slots, then every
+ * reply. *lost: a server was lost on the way (left out). */
+static int dt_exchange(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
+                       uint64_t len, struct dt_xfer *d, int is_write, int after,
+                       const struct stripe_route *route, const struct stripe_coll *coll,
+                       const uint64_t *sum, int *short_read, int *lost)
+{
+    struct rfs_inflight sent[STRIPE_MAX_SLOTS][2];
+    uint8_t in_flight[STRIPE_MAX_SLOTS] = { 0 };
+    uint32_t n = f->layout.factor, targets[STRIPE_MAX_REPLICAS];
+    int rc = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t o = coll ? (coll->rank + j) % n : j;
+        struct iovec staged;
+        int ndata;
+        if (rc != 0 || d->share[o] == 0)
+            continue;
+        const struct iovec *data = dt_share(d, o, &staged, &ndata);
+        const struct stripe_coll *merge = coll && coll_merges(coll, sum, n, o) ? coll : NULL;
+        int k = dt_targets(f, route, o, is_write, after, targets);
+        for (int t = 0; t < k; t++) {
+            uint32_t p = targets[t];
+            struct rfs_req req = { .handle = f->obj[p].handle, .offset = pos, .length = len };
+            int r = dt_send(f, p, view, merge, merge ? (uint32_t) sum[o] : 0, &req, data, ndata,
+                            is_write, sent[p]);
+            in_flight[p] = r == 0;
+            if (r != 0)
+                *lost |= stripe_slot_failure(f, &rc, p, r);
+        }
+    }
+    for (uint32_t p = 0; p < stripe_slots(f); p++)
+        if (in_flight[p]) {
+            int r = dt_reply(f, p, d, sent[p], is_write, short_read);
+            if (r != 0)
+                *lost |= stripe_slot_failure(f, &rc, p, r);
+        }
+    return rc;
+}
+
+/* One round: every object's share of [pos, pos + len) in one request to
+ * each of its slots, none to an object without a share. A collective
+ * round (coll) first agrees on the participants of each object and on
+ * the copies, and sends in the decentralised schedule: object (rank + j)
+ * mod n at step j. */
 static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
                     uint64_t len, struct mem_cursor *mem, uint64_t skip, int is_write,
-                    const struct stripe_coll *coll, int *short_read)
+                    const struct stripe_coll *coll, int *short_read, int *lost)
 {
     struct dt_xfer d = { .mem = *mem, .walk = *mem, .skip = skip, .to_objects = is_write };
-    struct rfs_inflight sent[STRIPE_MAX_FACTOR][2];
-    int in_flight[STRIPE_MAX_FACTOR] = { 0 };
-    uint32_t n = f->layout.factor;
     uint64_t sum[STRIPE_COLL_AGREE_MAX];
+    struct stripe_route route;
     int rc = (d.seg = direct_segs(f)) ? 0 : -ENOMEM;
     if (rc == 0)
         rc = stripe_walk(&f->layout, view, pos, len, dt_count, &d);
     if (coll) {
-        int agreed = coll_agree(n, coll, rc == 0 ? &d : NULL, sum);
+        int agreed = coll_agree(f, coll, rc == 0 ? &d : NULL, sum, &route);
         rc = rc != 0 ? rc : agreed;
+    } else {
+        stripe_route_of(f, &route);
     }
     if (rc == 0)
         rc = dt_prepare(f, &d, is_write);
     if (rc == 0 && is_write)
         rc = stripe_walk(&f->layout, view, pos, len, dt_copy, &d);
-    for (uint32_t j = 0; j < n; j++) {
-        uint32_t o = coll ? (coll->rank + j) % n : j;
-        struct rfs_req req = { .handle = f->obj[o].handle, .offset = pos, .length = len };
-        struct iovec staged;
-        int ndata;
-        if (rc != 0 || d.share[o] == 0)
-            continue;
-        const struct iovec *data = dt_share(&d, o, &staged, &ndata);
-        const struct stripe_coll *merge = coll && coll_merges(coll, sum, n, o) ? coll : NULL;
-        int r = dt_send(f, o, view, merge, merge ? (uint32_t) sum[o] : 0, &req, data, ndata,
-                        is_write, sent[o]);
-        in_flight[o] = r == 0;
-        stripe_keep_failure(f, &rc, o, r);
-    }
-    for (uint32_t o = 0; o < n; o++)
-        if (in_flight[o])
-            stripe_keep_failure(f, &rc, o, dt_reply(f, o, &d, sent[o], is_write, short_read));
-    if (rc == 0 && !is_write)
+    if (rc == 0)
+        rc = dt_exchange(f, view, pos, len, &d, is_write, 0, &route, coll, sum, short_read, lost);
+    if (rc == 0 && is_write && route.after)
+        rc = dt_exchange(f, view, pos, len, &d, is_write, 1, &route, coll, sum, short_read, lost);
+    if (rc == 0 && !is_write && !*lost)
         rc = stripe_walk(&f->layout, view, pos, len, dt_copy, &d);
     *mem = d.walk;
     return rc;
@@ -692,16 +803,34 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
 
 static int datatype_io(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
                        uint64_t len, const struct iovec *mem, int nmem, int is_write,
-                       int *short_read)
+                       int *short_read, int *lost)
 {
     struct mem_cursor m;
     int rc = 0;
     mem_start(&m, mem, nmem);
-    for (uint64_t done = 0; rc == 0 && done < len;) {
+    for (uint64_t done = 0; rc == 0 && done < len && !(*lost && !is_write);) {
         uint64_t n = len - done < STRIPE_CHUNK ? len - done : STRIPE_CHUNK;
-        rc = dt_round(f, view, pos + done, n, &m, done, is_write, NULL, short_read);
+        rc = dt_round(f, view, pos + done, n, &m, done, is_write, NULL, short_read, lost);
         done += n;
     }
+    return rc;
+}
+
+/* One try of a transfer: a write to the current copies, then to the
+ * resyncing ones; a read from one copy of each object. */
+static int transfer(struct stripe_file *f, enum stripe_method method,
+                    const struct stripe_view *view, uint64_t pos, uint64_t len,
+                    const struct iovec *mem, int nmem, int is_write, int *short_read, int *lost)
+{
+    struct stripe_route route;
+    stripe_route_of(f, &route);
+    if (method == STRIPE_DATATYPE)
+        return datatype_io(f, view, pos, len, mem, nmem, is_write, short_read, lost);
+    int rc = list_io(f, method == STRIPE_NAIVE, view, pos, len, mem, nmem, is_write, &route, 0,
+                     short_read, lost);
+    if (rc == 0 && is_write && route.after)
+        rc = list_io(f, method == STRIPE_NAIVE, view, pos, len, mem, nmem, is_write, &route, 1,
+                     short_read, lost);
     return rc;
 }
 
@@ -712,11 +841,26 @@ int stripe_io(struct stripe_file *f, enum stripe_method method, const struct str
     return stripe_iov_io(f, method, view, pos, len, &mem, 1, is_write, moved);
 }
 
+/* The end of a call: a write's lost servers become stale; after a short
+ * read, what was before the end of the file. */
+static int call_done(struct stripe_file *f, const struct stripe_view *view, uint64_t pos,
+                     uint64_t len, int is_write, int short_read, int rc, uint64_t *moved)
+{
+    if (is_write)
+        rc = stripe_settle_writes(f, rc);
+    if (rc == 0 && short_read)
+        rc = bytes_before_eof(f, view, pos, len, moved);
+    else if (rc == 0)
+        *moved = len;
+    f->stats.bytes[is_write ? 1 : 0] += *moved;
+    return rc;
+}
+
 int stripe_iov_io(struct stripe_file *f, enum stripe_method method,
                   const struct stripe_view *view, uint64_t pos, uint64_t len,
                   const struct iovec *mem, int nmem, int is_write, uint64_t *moved)
 {
-    int short_read = 0, rc;
+    int short_read = 0, lost = 1, rc = 0;
     *moved = 0;
     f->failed = -1;
     if (len == 0)
@@ -727,17 +871,15 @@ int stripe_iov_io(struct stripe_file *f, enum stripe_method method,
     if (method == STRIPE_DATATYPE && !view->type)
         method = STRIPE_LIST;           /* no view to send: a contiguous run */
     f->stats.calls[method]++;
-    if (method == STRIPE_DATATYPE)
-        rc = datatype_io(f, view, pos, len, mem, nmem, is_write, &short_read);
-    else
-        rc = list_io(f, method == STRIPE_NAIVE, view, pos, len, mem, nmem, is_write,
-                     &short_read);
-    if (rc == 0 && short_read)
-        rc = bytes_before_eof(f, view, pos, len, moved);
-    else if (rc == 0)
-        *moved = len;
-    f->stats.bytes[is_write ? 1 : 0] += *moved;
-    return rc;
+    /* a read that lost a server is done again from the other copies */
+    while (rc == 0 && lost) {
+        lost = short_read = 0;
+        rc = stripe_refresh(f);
+        if (rc == 0)
+            rc = transfer(f, method, view, pos, len, mem, nmem, is_write, &short_read, &lost);
+        lost &= !is_write;
+    }
+    return call_done(f, view, pos, len, is_write, short_read, rc, moved);
 }
 
 /* A contiguous view for the servers: a collective round always sends one,
@@ -769,7 +911,7 @@ int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64
     struct stripe_view contig;
     struct iovec data = { .iov_base = buf, .iov_len = len };
     struct mem_cursor mem;
-    int short_read = 0, rc = 0;
+    int short_read = 0, lost = 0, rc = 0;
     mem_start(&mem, &data, 1);
     *moved = 0;
     f->failed = -1;
@@ -777,22 +919,28 @@ int stripe_coll_io(struct stripe_file *f, const struct stripe_view *view, uint64
         rc = -EINVAL;
     else
         stripe_revive(f);
+    if (rc == 0)
+        rc = stripe_refresh(f);
     if (rc == 0 && is_write && len > 0)
         stripe_wrote(f);
     if (rc == 0 && !view->type && (rc = contig_view(f, view->disp, &contig)) == 0)
         view = &contig;
     f->stats.coll_rounds++;
     if (rc == 0) {
-        rc = dt_round(f, view, pos, len, &mem, 0, is_write, c, &short_read);
+        rc = dt_round(f, view, pos, len, &mem, 0, is_write, c, &short_read, &lost);
     } else {
         /* the others count on this one's answer in every round */
         uint64_t sum[STRIPE_COLL_AGREE_MAX];
-        (void) coll_agree(f->layout.factor, c, NULL, sum);
+        struct stripe_route ignored;
+        (void) coll_agree(f, c, NULL, sum, &ignored);
     }
-    if (rc == 0 && short_read)
-        rc = bytes_before_eof(f, view, pos, len, moved);
-    else if (rc == 0)
-        *moved = len;
-    f->stats.bytes[is_write ? 1 : 0] += *moved;
-    return rc;
+    /* a read that lost a server: this one's part again, on its own */
+    while (rc == 0 && lost && !is_write) {
+        lost = short_read = 0;
+        mem_start(&mem, &data, 1);
+        rc = stripe_refresh(f);
+        if (rc == 0)
+            rc = dt_round(f, view, pos, len, &mem, 0, is_write, NULL, &short_read, &lost);
+    }
+    return call_done(f, view, pos, len, is_write, short_read, rc, moved);
 }

@@ -6,7 +6,8 @@
 # ROMIO_FSTYPE_FORCE=abt:), rdma-... (rdma:
 # striped over N servers with stripe unit UNIT, rdma_io_method METHOD,
 # rdma_coll COLL, default auto, rdma_memory_segments SEGMENTS, default auto,
-# given through a ROMIO_HINTS file: rdma-N-UNIT-METHOD[-COLL[-SEGMENTS]]).
+# rdma_replicas REPLICAS, default 1, given through a ROMIO_HINTS file:
+# rdma-N-UNIT-METHOD[-COLL[-SEGMENTS[-REPLICAS]]]).
 # Pass = exit 0 and " No Errors".
 #   run.sh PREFIX MPICH_DIR WORKDIR RESULTS [MODE...]   (default: rfs)
 # (MPICH_DIR: the cached build, with src/mpich-*/ and build/; a few tests,
@@ -130,14 +131,15 @@ for mode in $modes; do
         abt-ufs) base="abt:ufs:$work/ufs" dirs=$work/ufs ;;
         abt-force) base=$work/force dirs=$work/force force=abt: ;;
         rdma-*-*-*)
-            IFS=- read -r _ n unit method coll segments <<< "$mode"
+            IFS=- read -r _ n unit method coll segments replicas <<< "$mode"
             start_rdma_servers "$n" "$work" "$mode" || exit 1
             base="rdma:/t"
             for r in $RDMA_ROOTS; do dirs="$dirs $r/t"; done
             hints=$work/$mode.hints
             printf 'striping_unit %s\nrdma_io_method %s\nrdma_coll %s\nrdma_transport %s\n' \
                 "$unit" "$method" "${coll:-auto}" "${RDMA_TRANSPORT:-auto}" > "$hints"
-            printf 'rdma_memory_segments %s\n' "${segments:-auto}" >> "$hints"
+            printf 'rdma_memory_segments %s\nrdma_replicas %s\n' "${segments:-auto}" \
+                "${replicas:-1}" >> "$hints"
             ;;
         *) echo "run.sh: unknown mode $mode" >&2; exit 2 ;;
     esac

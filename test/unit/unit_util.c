@@ -96,11 +96,24 @@ void test_server_restart(struct test_server *ts)
     start_loop(ts);
 }
 
+void test_server_pause(struct test_server *ts)
+{
+    stop_loop(ts);
+    ts->paused = 1;
+}
+
+void test_server_resume(struct test_server *ts)
+{
+    start_loop(ts);
+    ts->paused = 0;
+}
+
 /* Connections a failed test left open are shut down by the loop, so no
  * worker waits for a peer that will never speak again. */
 void test_server_stop(struct test_server *ts)
 {
-    stop_loop(ts);
+    if (!ts->paused)
+        stop_loop(ts);
     close(ts->lfd);
     rfs_coll_table_free(ts->srv.coll);
     rfs_server_fini(&ts->srv);

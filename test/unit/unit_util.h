@@ -29,6 +29,7 @@ struct test_server {
     struct net_tls *tls;
     struct rfs_loop *loop;
     pthread_t runner;           /* rfs_loop_run */
+    int paused;                 /* test_server_pause: no loop */
 };
 
 void test_server_start(struct test_server *ts);
@@ -40,6 +41,11 @@ void test_server_stop(struct test_server *ts);
 /* Every connection closed, as by a restart of the server or its idle
  * timeout; the same port and export serve again at once. */
 void test_server_restart(struct test_server *ts);
+/* Every connection closed and nothing served (connections are taken into
+ * the listen backlog and time out) until resumed, on the same port and
+ * export: a server lost and back with what it held. */
+void test_server_pause(struct test_server *ts);
+void test_server_resume(struct test_server *ts);
 /* root/relpath into buf */
 const char *test_path(const struct test_server *ts, const char *rel, char *buf, size_t len);
 /* Whole file content, malloc'ed; *len gets its size. NULL if missing. */
