@@ -28,6 +28,7 @@
  *          until all ranks have seen the server go down and 2 x NCREG
  *          rounds more; then checked by independent reads, and in a new
  *          open by disk-directed collective reads.
+ *   coll2p the same by ROMIO's two-phase (rdma_coll=two_phase).
  *   create GEN     (all servers up) the whole file written with GEN, synced.
  *   overwrite GEN  (a server down) the whole file written again with GEN,
  *                  synced, checked in the same open.
@@ -79,6 +80,8 @@ static MPI_File open_file(const char *name, int amode)
     MPI_Info_set(info, "rdma_timeout", timeout_s);
     if (strcmp(mode, "coll") == 0)
         MPI_Info_set(info, "rdma_coll", "disk_directed");
+    if (strcmp(mode, "coll2p") == 0)
+        MPI_Info_set(info, "rdma_coll", "two_phase");
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, amode, info, &fh));
     MPI_Info_free(&info);
     info_expect(fh, "rdma_replicas", "2");
@@ -140,6 +143,12 @@ static void wrong(MPI_Offset off, int64_t bad, unsigned gen, const char *what)
           "and %d)", what, (long long) (off + bad), gen, object, object, (object + 1) % FACTOR);
 }
 
+/* The reads of check_parts: how many, the longest, those over 1 s, their time. */
+static struct {
+    int reads, slow;
+    double longest, total;
+} checked;
+
 /* Every part of rank (rank + shift) mod P, each of generation gens[c]. */
 static void check_parts(MPI_File fh, const unsigned *gens, int shift, const char *what)
 {
@@ -149,7 +158,16 @@ static void check_parts(MPI_File fh, const unsigned *gens, int shift, const char
     for (int c = 0; c < NREG; c++) {
         MPI_Offset off = part_at(c, r);
         memset(buf, 0, CHUNK);
+        double t0 = lab_now();
         CHECK_MPI(MPI_File_read_at(fh, off, buf, CHUNK, MPI_BYTE, &st));
+        double took = lab_now() - t0;
+        CHECK(took <= call_limit, "%s: a read took %.1f s, more than 2 x rdma_timeout + 5 s "
+              "(%.0f s)", what, took, call_limit);
+        checked.reads++;
+        checked.slow += took > 1;
+        checked.total += took;
+        if (took > checked.longest)
+            checked.longest = took;
         MPI_Get_count(&st, MPI_BYTE, &count);
         CHECK(count == CHUNK, "%s: %d bytes of the part at %lld", what, count, (long long) off);
         int64_t bad = lab_gen_check(buf, CHUNK, (uint64_t) off, gens[c]);
@@ -320,7 +338,8 @@ static void run_coll(const char *name)
         if (all_down && stop < 0)
             stop = k + 1 + 2 * NCREG;
     }
-    phase_report(&ph, "disk-directed write_at_all");
+    phase_report(&ph, strcmp(mode, "coll") == 0 ? "disk-directed write_at_all"
+                                                : "two-phase write_at_all");
     /* the same open: independent reads of whole regions, another rank's each */
     CHECK_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
     sync_all(fh);
@@ -336,7 +355,7 @@ static void run_coll(const char *name)
     }
     check_size(fh, (MPI_Offset) NCREG * CREGION, "same open");
     CHECK_MPI(MPI_File_close(&fh));
-    /* a new open: disk-directed collective reads, each rank another's pieces */
+    /* a new open: collective reads (the same method), each rank another's pieces */
     int other = (rank + 2) % np;
     fh = open_file(name, MPI_MODE_RDONLY);
     coll_view(fh, other);
@@ -413,7 +432,7 @@ int main(int argc, char **argv)
         run_write(name);
     else if (strcmp(mode, "read") == 0)
         run_read(name);
-    else if (strcmp(mode, "coll") == 0)
+    else if (strcmp(mode, "coll") == 0 || strcmp(mode, "coll2p") == 0)
         run_coll(name);
     else if (strcmp(mode, "create") == 0 && gen)
         run_create(name, gen);
@@ -423,6 +442,14 @@ int main(int argc, char **argv)
         run_verify(name, gen);
     else
         CHECK(0, "mode %s%s", mode, gen ? "" : " (GEN missing?)");
+    double longest, total;
+    int slow;
+    MPI_Reduce(&checked.longest, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&checked.total, &total, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&checked.slow, &slow, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0 && checked.reads)
+        printf("checks: %d reads of %d KiB per rank, longest %.1f s, %d over 1 s (all ranks), "
+               "at most %.1f s in them\n", checked.reads, CHUNK / 1024, longest, slow, total);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         printf(" No Errors\n");
