@@ -135,12 +135,17 @@ static MPI_Offset part_at(int c, int r)
     return ((MPI_Offset) c * np + r) * CHUNK;
 }
 
-/* Where a wrong byte lies: the object and the servers holding it. */
+/* Where a wrong byte lies: the object and the servers holding it. (Said
+ * half a second before the abort: a message written just before MPI_Abort
+ * can be lost with the job.) */
 static void wrong(MPI_Offset off, int64_t bad, unsigned gen, const char *what)
 {
     int object = (int) (((off + bad) / UNIT) % FACTOR);
-    CHECK(0, "%s: the byte at %lld is not generation %u's (object %d, copies on servers %d "
-          "and %d)", what, (long long) (off + bad), gen, object, object, (object + 1) % FACTOR);
+    fprintf(stderr, "rank %d: %s: the byte at %lld is not generation %u's (object %d, copies on "
+            "servers %d and %d)\n", rank, what, (long long) (off + bad), gen, object, object,
+            (object + 1) % FACTOR);
+    usleep(500000);
+    CHECK(0, "%s: wrong data", what);
 }
 
 /* The reads of check_parts: how many, the longest, those over 1 s, their time. */
