@@ -473,6 +473,8 @@ int stripe_open_known(struct stripe_file *f, const struct stripe_servers *sv, co
     f->layout = *layout;
     int rc = keep_for_revive(f, path, &rw);
     for (uint32_t p = 0; rc == 0 && p < stripe_slots(f); p++) {
+        if (f->down >> stripe_slot_server(&f->layout, p) & 1)
+            continue;                   /* lost at its other copy: no second timeout */
         int r = open_slot(f, sv, p, path, rw.flags, &rw, NULL);
         if (r != 0 && !stripe_slot_failure(f, &rc, p, r))
             rc = r;
