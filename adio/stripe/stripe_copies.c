@@ -63,7 +63,7 @@ int stripe_slot_failure(struct stripe_file *f, int *status, uint32_t slot, int r
     uint32_t server = stripe_slot_server(&f->layout, slot);
     if (rc < 0 && replicated(f)) {
         if (!(f->down >> server & 1))
-            f->lost_at[server] = f->state.epoch;
+            f->lost_at[server] = STRIPE_LOST_AT_UNKNOWN;
         f->down |= UINT64_C(1) << server;
         return 1;
     }
@@ -115,24 +115,32 @@ static int usable(const struct stripe_file *f, uint32_t s)
 
 #define STRIPE_READMIT_MS 1000
 
-/* Lost servers that are being resynced, or were resynced since this open
- * lost them, are taken back: their writes must not be missed, and a
- * server this open keeps away would be marked stale again. At most one
- * try a second, so that a server still gone costs few timeouts. */
+/* Lost servers that are being resynced, or whose state changed since
+ * this open lost them (a resync made them current), are taken back: their
+ * writes must not be missed, and a server this open keeps away would be
+ * marked stale again. A try that fails waits for the next change of the
+ * state (and a second at least), so that a server still gone costs a
+ * timeout only then. */
 static void readmit(struct stripe_file *f)
 {
     uint64_t back = 0;
-    for (uint32_t s = 0; s < f->layout.factor; s++)
-        if ((f->down >> s & 1) &&
-            ((f->state.resyncing >> s & 1) ||
-             (!(f->state.stale >> s & 1) && f->state.epoch > f->lost_at[s])))
+    for (uint32_t s = 0; s < f->layout.factor; s++) {
+        if (!(f->down >> s & 1))
+            continue;
+        if (f->lost_at[s] == STRIPE_LOST_AT_UNKNOWN)
+            f->lost_at[s] = f->state.epoch;     /* the first state known since */
+        if ((f->state.resyncing >> s & 1) ||
+            (!(f->state.stale >> s & 1) && f->state.epoch > f->lost_at[s]))
             back |= UINT64_C(1) << s;
+    }
     if (!back || (uint64_t) net_monotonic_ms() < f->readmit_ms)
         return;
     f->readmit_ms = (uint64_t) net_monotonic_ms() + STRIPE_READMIT_MS;
     for (uint32_t s = 0; s < f->layout.factor; s++)
-        if (back >> s & 1)
-            (void) stripe_readmit(f, s);
+        if (back >> s & 1 && stripe_readmit(f, s) != 0) {
+            f->down |= UINT64_C(1) << s;
+            f->lost_at[s] = f->state.epoch;
+        }
 }
 
 /* The states of the usable servers in `ask` (bits), read at once, merged
