@@ -24,8 +24,9 @@
 #     LAB_ABT_RATE (160mbit): PEAK (ufs: on tmpfs: no server link), rfs:
 #     alone and abt:rfs:, runs alternated; then abt:rfs: against rfs: with
 #     the server's link unshaped too.
-# LAB_PARTS (default "rfs tls rdma coll abt interleave") selects the parts; rdma
-# measures its link baseline itself when rfs is not among them.
+# LAB_PARTS (default "rfs tls rdma coll abt interleave replicas") selects the
+# parts; rdma and replicas measure their link baseline themselves when rfs is
+# not among them.
 # LAB_RDMA_ROWS (default all) selects rdma's rows as CLIENTS:N:UNIT words
 # (e.g. "4:4:1048576 2:8:65536"); LAB_RDMA_HINTS (default: the driver's
 # own) gives NAME=VALUE hints whose runs follow each other in each row, a
@@ -43,10 +44,15 @@
 #     ranks on 2 client hosts, rdma: over 4 server hosts (unit 64 KiB) by
 #     disk-directed, two-phase and independent datatype I/O, against rfs:
 #     on server host 0; every link RATE, the modes alternated run by run.
+#   - replicas: issue 34's replicated stripes: 4 ranks on client host 0,
+#     rdma: over 4 server hosts (unit 1 MiB), the same 128 MiB written and
+#     read with rdma_replicas=1 and 2, runs of the two alternated; write(2)
+#     against half the client link's iperf3 (the client sends both copies),
+#     read(2) against read(1).
 #   lab.sh REPO [RATE] [REPS] [OUT]
 set -u
 repo=$1
-parts=" ${LAB_PARTS:-rfs tls rdma coll abt interleave} "
+parts=" ${LAB_PARTS:-rfs tls rdma coll abt interleave replicas} "
 rdma_ranks=${LAB_RDMA_RANKS:-4}
 rate=${2:-500mbit}
 reps=${3:-3}
@@ -573,11 +579,57 @@ bench_interleave() {
     row "Goal (issue 21): disk-directed reads >= 0.8 x rfs:, >= two-phase, >= 0.5 x independent."
 }
 
+# replicas_once N: "write read cpu client-link-MB" of one pass of rfs_bench,
+# 4 ranks on client host 0 (32 MiB each in 4 MiB calls), rdma: over the
+# first 4 server hosts with rdma_replicas=N (a file of its own: the count is
+# the file's); client-link-MB: what crossed client host 0's link, both ways
+replicas_once() {
+    local b0 res
+    printf 'striping_unit 1048576\nstriping_factor 4\nrdma_replicas %s\n' "$1" \
+        > "$work/rep-hints-$1"
+    b0=$(lab_link_bytes "${clients[0]}")
+    res=$(passes=1 bench "rdma:/rep-$1" "${clients[0]}" 4 4 $((32 << 20)) $((4 << 20)) \
+        ROMIO_RDMA_SERVERS="$(echo "$srv" | cut -d, -f1-4)" ROMIO_HINTS="$work/rep-hints-$1") \
+        || return 1
+    echo "$res $(( ($(lab_link_bytes "${clients[0]}") - b0) / 1000000 ))"
+}
+
+bench_replicas() {
+    local w1 r1 c1 m1 w2 r2 c2 m2 left
+    rates "$rate" "${clients[0]}" "${servs[@]:0:4}"
+    [ -n "${link_w:-}" ] || link_w=$(iperf3_mbs "${clients[0]}" "${servs[0]}")
+    [ -n "$link_w" ] || { echo "bench-lab: iperf3 gave no result" >&2; exit 1; }
+    link_w=$(printf '%.1f' "$link_w")
+    heading "replicas (issue 34): 4 ranks on client host 0, rdma: over 4 server hosts (unit 1 MiB), 128 MiB written then read with rdma_replicas=1 and 2, links $rate (iperf3 $link_w MB/s from client host 0), medians of $reps alternated runs"
+    alternated "replicas" "$work/rep" "1 2" replicas_once || exit 1
+    read -r w1 r1 c1 m1 <<< "$(medians "$work/rep-1")"
+    read -r w2 r2 c2 m2 <<< "$(medians "$work/rep-2")"
+    row "| iperf3 / 2 MB/s | write MB/s 1 / 2 replicas | write(2) / (iperf3 / 2) | read MB/s 1 / 2 replicas | read(2) / read(1) | client link MB 1 / 2 | CPU 1 / 2 | goal |"
+    row "|---|---|---|---|---|---|---|---|"
+    row "$(awk -v l="$link_w" -v w1="$w1" -v w2="$w2" -v r1="$r1" -v r2="$r2" -v c1="$c1" -v c2="$c2" \
+        -v m1="$m1" -v m2="$m2" 'BEGIN {
+        printf "| %.1f | %.1f / %.1f | %.2f | %.1f / %.1f | %.2f | %s / %s | %s%% / %s%% | >= 0.9, >= 1 |",
+            l / 2, w1, w2, w2 / (l / 2), r1, r2, r2 / r1, m1, m2, c1, c2 }')"
+    row ""
+    row "With 2 replicas the client sends both copies: its link carries twice the bytes of a write,"
+    row "which binds at half its iperf3 rate; a read fetches one copy, so the client link binds both"
+    row "counts alike. Client link MB: what crossed client host 0's link in a run (128 MiB written"
+    row "and read: about 268 MB with 1 replica, 402 with 2)."
+    # rfs_bench deletes its file: every object and copy must go with it
+    left=$(find "$work"/srv[0-3]-root -name '*rep-[12]*' | wc -l)
+    if [ "$left" -gt 0 ]; then
+        row ""
+        row "Left on the servers after MPI_File_delete: $left files named after rep-1 or rep-2."
+        find "$work"/srv[0-3]-root -name '*rep-[12]*' -delete
+    fi
+}
+
 : > "$out/runs.log"
 ! part tls || bench_tls
 ! part rdma || bench_rdma
 ! part coll || bench_coll
 ! part abt || bench_abt
 ! part interleave || bench_interleave
+! part replicas || bench_replicas
 stop_all_rfsd
 echo "bench-lab: $out/bench-lab.md${LAB_PARTS:+ (parts: $LAB_PARTS)}, $out/bench-lab.png, $out/runs.log"

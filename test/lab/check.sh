@@ -14,7 +14,14 @@
 #   - faults: a server host's link down in the middle of a rdma: write; a
 #     server host's rfsd killed and restarted (rfs_restart); a client
 #     host's link cut while it holds a lock (rfs:) and while its ranks are
-#     in a disk-directed collective (rdma:).
+#     in a disk-directed collective (rdma:);
+#   - replicas (rdma_replicas=2, lab_replica.c): a server host lost (link
+#     cut, rfsd killed) in the middle of independent writes, of reads, of
+#     a disk-directed and of a two-phase write_at_all: no error, every
+#     byte right, in the same open and a new one (and a lost server not
+#     tried again and again); an overwrite during a server's outage, the
+#     server back with its stale copies (never served), rdma-resync, then
+#     another server lost whose objects depend on the resynced copies.
 # Not root, or no namespaces: everything is skipped, with the reason.
 # Ends with "N passed, N failed, N skipped".
 #   check.sh REPO MPICH_DIR
@@ -50,7 +57,7 @@ ranks() {       # -n N with the ranks spread over both client hosts
 }
 
 mpicc="$PREFIX/bin/mpicc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2"
-for t in lab_where lab_linkfault lab_clientcut; do
+for t in lab_where lab_linkfault lab_clientcut lab_replica; do
     $mpicc -o "$work/bin/$t" "$here/$t.c" || { echo "  FAIL cannot build $t"; FAILED=$((FAILED + 1)); }
 done
 for t in rfs_noncontig abt_basic rfs_restart rfs_security; do
@@ -288,6 +295,231 @@ for m in lock coll; do
     grep -E "after [0-9.]+ s" "$LOGDIR/lab.client_link_cut.$m.np4.out" | sed "s/^/       | /"
 done
 lab_rate "$cut_host" "$rate"
+
+echo "lab: replicas (rdma_replicas=2, 4 server hosts, rdma_timeout 3 s)"
+# A server host lost (its link cut, then its rfsd killed with SIGKILL) in
+# the middle of a phase of 4 ranks (lab_replica.c): independent writes,
+# independent reads, disk-directed and two-phase write_at_all; each case's
+# server back after it (rfsd on the same port and root, the link up).
+# Then the stale server back after an overwrite made during its outage,
+# rdma-resync, and another server lost whose objects then depend on the
+# resynced copies.
+# Their own rfsd on every server host (--log-level info: each merged
+# collective call is logged)
+rep_timeout=3
+rep_opts=(--log-level info --coll-timeout 15)
+rep_servers=""
+rep_pid=() rep_port=()
+for i in 0 1 2 3; do
+    lab_start_rfsd "$i" "$work" "rep$i" "${rep_opts[@]}" \
+        || { FAILED=$((FAILED + 1)); echo "  FAIL rfsd rep$i on server host $i"; }
+    rep_pid[i]=$RFSD_PID rep_port[i]=$RFSD_PORT
+    rep_servers="$rep_servers${rep_servers:+,}$LAB_RFSD_ADDR:$RFSD_PORT"
+    mkdir -p "$work/rep$i-root/rep"
+done
+rep_client=${LAB_CLIENTS%% *}
+# what rdma-resync --status appends (rdma-resync(1)): every server reachable
+rep_reach="(, unreachable: none)?"
+
+# rep_lose I: server host I lost: its link cut, then its rfsd killed
+# (SIGKILL: the connections' resets never leave the host, the clients must
+# time out)
+rep_lose() {
+    rfsd_killed "${rep_pid[$1]}"
+    lab_link "$1" down && kill -KILL "${rep_pid[$1]}"
+}
+
+# rep_lose_now I: rep_lose here, the killed rfsd reaped at once (no notice
+# from bash), its status SIGKILL's
+rep_lose_now() {
+    local rc
+    rep_lose "$1" || { FAILED=$((FAILED + 1)); echo "  FAIL server host $1 not taken down"; return 1; }
+    { wait "${rep_pid[$1]}"; } 2>/dev/null
+    rc=$?
+    forget_rfsd "${rep_pid[$1]}"
+    [ $rc -eq 137 ] || { FAILED=$((FAILED + 1)); echo "  FAIL rfsd rep$1: exit status $rc, not SIGKILL's"; }
+}
+
+# rep_restore I: server host I as before: its rfsd, if it was killed, again
+# on the same port and root (the killed one's log kept as repI.log.N), its
+# link up
+rep_restore() {
+    local i=$1 n
+    if ! kill -0 "${rep_pid[i]}" 2>/dev/null; then
+        # reaped (unless rep_lose_now did): SIGKILL's status is no failure
+        case " $RFSD_PIDS " in *" ${rep_pid[i]} "*) stop_rfsd "${rep_pid[i]}" ;; esac
+        n=1
+        while [ -e "$work/rep$i.log.$n" ]; do n=$((n + 1)); done
+        mv "$work/rep$i.log" "$work/rep$i.log.$n"
+        # the old process's sockets may hold the port an instant longer
+        for n in $(seq 1 100); do
+            if lab_start_rfsd "$i" "$work" "rep$i" --port "${rep_port[i]}" "${rep_opts[@]}" \
+                2>/dev/null; then
+                rep_pid[i]=$RFSD_PID
+                break
+            fi
+            sleep 0.1
+        done
+        if ! kill -0 "${rep_pid[i]}" 2>/dev/null; then
+            FAILED=$((FAILED + 1))
+            echo "  FAIL rfsd rep$i restarted on server host $i, port ${rep_port[i]}"
+        fi
+    fi
+    lab_link "$i" up
+}
+
+# rep_quiet CMD...: CMD, without bash's notice that an rfsd it started (a
+# child of this shell) was killed, which comes while CMD runs
+rep_quiet() {
+    "$@" 2> >(grep -vE '^.*: line [0-9]+: +[0-9]+ Killed ' >&2)
+}
+
+# rep_killer I HS: (in the background) server host I lost once HS/started
+# exists; then HS/down
+rep_killer() {
+    for _ in $(seq 1 1200); do [ -e "$2/started" ] && break; sleep 0.05; done
+    [ -e "$2/started" ] || exit 0       # the program failed before: run_case counts it
+    rep_lose "$1" && touch "$2/down"
+}
+
+# rep_collective_calls: collective calls the servers have logged so far
+rep_collective_calls() {
+    cat "$work"/rep[0-3].log* | grep -cE 'collective (write|read) [0-9]+ of group'
+}
+
+# rep_phase MODE I: lab_replica MODE on 4 ranks, server host I lost in the
+# middle of it, then restored
+rep_phase() {
+    local m=$1 i=$2 hs=$work/rep-$1-$2 killer
+    rm -rf "$hs"
+    mkdir -p "$hs"
+    rfsd_killed "${rep_pid[i]}"         # here: the killer is a subshell
+    rep_killer "$i" "$hs" &
+    killer=$!
+    lab_bg "$killer"
+    # shellcheck disable=SC2046
+    ROMIO_RDMA_SERVERS=$rep_servers rep_quiet run_case "lab.replica.$m.lose$i.np4" 240 \
+        "$LAB_MPIEXEC" $(ranks 4) "$work/bin/lab_replica" "$m" "rdma:/rep/$m" "$hs" "$rep_timeout"
+    kill "$killer" 2>/dev/null
+    wait "$killer" 2>/dev/null
+    grep -E "calls per rank|^checks:" "$LOGDIR/lab.replica.$m.lose$i.np4.out" | sed "s/^/       | /"
+    rep_restore "$i"
+}
+
+# rep_tool NAME REGEX ARGS...: a case of rdma-resync ARGS on client host 0:
+# passes when it exits 0 and prints a line matching REGEX
+rep_tool() {
+    local name=$1 re=$2 rc out=$LOGDIR/$1.out
+    shift 2
+    timeout --kill-after=10 120 ip netns exec "$(lab_ns "$rep_client")" "$PREFIX/bin/rdma-resync" \
+        -s "$rep_servers" -t "$rep_timeout" "$@" > "$out" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -qE "$re" "$out"; then
+        PASSED=$((PASSED + 1))
+        echo "  PASS $name ($(grep -E "$re" "$out" | head -1))"
+    else
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES="$FAILED_NAMES $name"
+        echo "  FAIL $name (exit $rc; expected a line matching: $re)"
+        sed 's/^/       | /' "$out" | tail -15
+        return 1
+    fi
+}
+
+# a, b: independent writes, then reads, server host 1 lost, then 2
+rep_phase write 1
+rep_phase read 2
+# c: disk-directed write_at_all, server host 3 lost; the surviving servers
+# must have merged collective calls (the file's writes, and the new open's
+# read_at_all)
+coll0=$(rep_collective_calls)
+rep_phase coll 3
+coll_calls=$(($(rep_collective_calls) - coll0))
+if [ "$coll_calls" -gt 0 ]; then
+    PASSED=$((PASSED + 1))
+    echo "  PASS lab.replica.coll_merged ($coll_calls collective calls merged by the servers)"
+else
+    FAILED=$((FAILED + 1))
+    echo "  FAIL lab.replica.coll_merged (no collective call in the servers' logs: not disk-directed)"
+fi
+
+# the same by ROMIO's two-phase (rdma_coll=two_phase), server host 2 lost
+rep_phase coll2p 2
+
+# d: an overwrite while server host 1 is lost, which comes back while
+# nobody has the file open: its stale copies must not be served
+f=/rep/over hs=$work/rep-over
+mkdir -p "$hs"
+rep_over() {     # rep_over NAME MODE GEN: lab_replica MODE on 4 ranks
+    # shellcheck disable=SC2046
+    ROMIO_RDMA_SERVERS=$rep_servers rep_quiet run_case "lab.replica.$1" 240 "$LAB_MPIEXEC" \
+        $(ranks 4) "$work/bin/lab_replica" "$2" "rdma:$f" "$hs" "$rep_timeout" "$3" || return 1
+    grep -E "^(overwrite|checks):" "$LOGDIR/lab.replica.$1.out" | sed "s/^/       | /"
+}
+if rep_over over.create.np4 create 1; then
+    rep_lose_now 1
+    rep_over over.during_outage.np4 overwrite 2
+    rep_restore 1
+    # server 1's copies must still be the old ones (else nothing is tested):
+    # object 1's data (past its 4096-byte header) differs from server 2's copy
+    d1=$work/rep1-root/rep d2=$work/rep2-root/rep
+    if ! cmp -s <(tail -c +4097 "$d1/over") <(tail -c +4097 "$d2/.over.copy1") &&
+        [ -s "$d2/.over.copy1" ]; then
+        PASSED=$((PASSED + 1))
+        echo "  PASS lab.replica.stale_copy_old (server 1's copy of object 1 is the old data)"
+    else
+        FAILED=$((FAILED + 1))
+        echo "  FAIL lab.replica.stale_copy_old (server 1's copy of object 1 is not the old data, or server 2 has none)"
+    fi
+    rep_over over.stale_back.np4 verify 2
+    rep_tool lab.replica.status_stale "^$f: epoch [0-9]+, stale: 1$rep_reach\$" --status "$f"
+    # server 1 holds object 1 (copy 0) and object 0 (copy 1): 2 x 4 MiB
+    if rep_tool lab.replica.resync "^$f: resynced server 1 \([0-9]+ bytes\)\$" "$f"; then
+        bytes=$(sed -nE "s|^$f: resynced server 1 \(([0-9]+) bytes\)\$|\1|p" \
+            "$LOGDIR/lab.replica.resync.out")
+        if [ "$bytes" -ge $((8 << 20)) ]; then
+            PASSED=$((PASSED + 1))
+            echo "  PASS lab.replica.resync_bytes ($bytes bytes: server 1's two copies of 4 MiB)"
+        else
+            FAILED=$((FAILED + 1))
+            echo "  FAIL lab.replica.resync_bytes ($bytes bytes, less than server 1's two copies of 4 MiB)"
+        fi
+    fi
+    rep_tool lab.replica.status_resynced "^$f: epoch [0-9]+, stale: none$rep_reach\$" --status "$f"
+    rep_tool lab.replica.resync_current "^$f: current\$" "$f"
+    # the resynced copies' data (past the 4096-byte header) as their live
+    # twins': object 0 (server 0's f, server 1's .f.copy1), object 1
+    # (server 1's f, server 2's .f.copy1)
+    d0=$work/rep0-root/rep
+    if cmp -s <(tail -c +4097 "$d0/over") <(tail -c +4097 "$d1/.over.copy1") &&
+        cmp -s <(tail -c +4097 "$d1/over") <(tail -c +4097 "$d2/.over.copy1") &&
+        [ "$(stat -c %s "$d1/over")" -ge $(((4 << 20) + 4096)) ]; then
+        PASSED=$((PASSED + 1))
+        echo "  PASS lab.replica.resynced_copies (server 1's objects equal their live copies)"
+    else
+        FAILED=$((FAILED + 1))
+        echo "  FAIL lab.replica.resynced_copies (server 1's objects differ from their live copies)"
+        find "$d0" "$d1" "$d2" -name '*over*' -printf '%p %s bytes\n' | sed 's/^/       | /'
+    fi
+    # server host 2 lost: object 1 has only server 1's resynced copy
+    rep_lose_now 2
+    if rep_over over.after_resync.lose2.np4 verify 2; then
+        # a process that lost a server does not use it again for that open
+        # (docs/rdma.md, Replicas): one read per rank may wait rdma_timeout
+        slow=$(sed -nE 's/^checks: .* ([0-9]+) over 1 s .*/\1/p' \
+            "$LOGDIR/lab.replica.over.after_resync.lose2.np4.out")
+        if [ "${slow:-99}" -le 4 ]; then
+            PASSED=$((PASSED + 1))
+            echo "  PASS lab.replica.lost_server_left ($slow reads over 1 s, at most one per rank)"
+        else
+            FAILED=$((FAILED + 1))
+            echo "  FAIL lab.replica.lost_server_left (${slow:-no count}: reads over 1 s, more than one per rank: the lost server tried again and again)"
+        fi
+    fi
+    rep_restore 2
+    rep_tool lab.replica.resync_final "^$f: (current|resynced server 2 \([0-9]+ bytes\))\$" "$f"
+    rep_tool lab.replica.status_final "^$f: epoch [0-9]+, stale: none$rep_reach\$" --status "$f"
+fi
 stop_all_rfsd
 summary
 [ "$FAILED" -eq 0 ]
