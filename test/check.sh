@@ -17,7 +17,7 @@ bash "$repo/test/run-unit.sh" "$repo/build/obj/plain" "$work/unit.res" \
 bash "$repo/test/integration/run.sh" "$prefix" "$work/integration" "$work/integration.res"
 bash "$repo/test/romio/run.sh" "$prefix" "$mpich_dir" "$work/romio" "$work/romio.res" \
     rfs abt-rfs abt-ufs abt-force rdma-1-65536-list rdma-2-4096-datatype rdma-4-1000-list-auto-enable rdma-4-65536-datatype \
-    rdma-4-65536-list-two_phase rdma-4-65536-list-auto-auto-2 rdma-4-65536-datatype-disk_directed-auto-2
+    rdma-4-65536-list-two_phase rdma-4-65536-list-two_phase-auto-2 rdma-4-65536-datatype-disk_directed-auto-2
 bash "$repo/test/mpich-io/run.sh" "$prefix" "$mpich_dir" "$work/mpich-io" "$work/mpich-io.res"
 bash "$repo/test/apps/pnetcdf.sh" "$prefix" "$pnetcdf_dir" "$work/apps" "$work/apps.res"
 

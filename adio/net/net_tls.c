@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include "net/net.h"
+#include "net/net_time.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -253,13 +254,6 @@ static int tls_connect(const char *host, const char *port, const struct net_opts
     return 0;
 }
 
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The handshake on a non-blocking socket, waiting at most until deadline
  * (CLOCK_MONOTONIC, ms) in all: a peer sending a byte now and then must not
  * stretch it, as a per-receive timeout would let it. */
@@ -273,7 +267,7 @@ static int accept_by(struct tls_conn *c, int fd, int64_t deadline)
         int e = SSL_get_error(c->ssl, ret);
         if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
             return tls_errno(c->ssl, ret);
-        int64_t left = deadline - monotonic_ms();
+        int64_t left = deadline - net_monotonic_ms();
         struct pollfd p = { .fd = fd, .events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT };
         int n = left > 0 ? poll(&p, 1, (int) left) : 0;
         if (n == 0)
@@ -293,7 +287,7 @@ int net_tls_accept(struct net_tls *tls, struct net_conn *tcp, int timeout_ms,
         net_close(tcp);
         return rc;
     }
-    int64_t deadline = monotonic_ms() + timeout_ms;
+    int64_t deadline = net_monotonic_ms() + timeout_ms;
     int flags = fcntl(fd, F_GETFL);
     if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
         rc = -errno;

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include "proto/rfs_shared.h"
+#include "net/net_time.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -28,13 +29,6 @@ struct rfs_shared {
 };
 
 _Static_assert(RFS_MAX_HANDLES == 64, "one bit of `handles` a handle");
-
-static uint64_t monotonic_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t) t.tv_sec * 1000 + (uint64_t) t.tv_nsec / 1000000;
-}
 
 static struct rfs_shared *conns;
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -183,7 +177,7 @@ int rfs_shared_revive(struct rfs_shared_file *f, const char *host, const char *p
     int broken = rfs_client_check(f->client);
     if (broken == 0)
         return 0;
-    uint64_t now = monotonic_ms();
+    uint64_t now = (uint64_t) net_monotonic_ms();
     if (f->unsynced || f->locks || now < f->retry_ms)
         return broken;
     f->retry_ms = now + (uint64_t) (o->net.timeout_ms > RFS_SHARED_RETRY_MS

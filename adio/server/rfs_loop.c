@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #endif
 #include "server/rfs_loop.h"
+#include "net/net_time.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -94,13 +95,6 @@ struct rfs_loop {
     atomic_int nthreads, busy, stop;
     atomic_ulong taken;         /* requests taken by workers, for the starvation check */
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void wake_main(struct rfs_loop *l)
 {
@@ -273,7 +267,7 @@ static void admit_tcp(struct rfs_loop *l, int fd)
     if (addr)
         c->addr = *addr;
     c->handshake = l->opts.tls != NULL;
-    c->idle_since = now_ms();
+    c->idle_since = net_monotonic_ms();
     if (l->server->keys || l->opts.tls)
         c->auth_deadline = c->idle_since + l->opts.auth_timeout_ms;
     address_name(&ss, c->peer, sizeof c->peer);
@@ -449,7 +443,7 @@ static void serve(struct rfs_loop *l, struct conn *c)
          * may own c: nothing of it is touched. */
         pthread_mutex_lock(&l->lock);
         c->busy = 0;
-        c->idle_since = now_ms();
+        c->idle_since = net_monotonic_ms();
         rc = arm(l, EPOLL_CTL_MOD, c->fd, (uint64_t) (uintptr_t) c);
         if (rc < 0)
             c->busy = 1;
@@ -584,7 +578,7 @@ static void grow_if_starved(struct rfs_loop *l, unsigned long *taken_seen)
 /* Shut down the connections past a deadline; their workers end them. */
 static void sweep(struct rfs_loop *l)
 {
-    int64_t now = now_ms();
+    int64_t now = net_monotonic_ms();
     int auth = 0, idle = 0;
     pthread_mutex_lock(&l->lock);
     for (struct conn *c = l->conns.next; c != &l->conns; c = c->next) {
@@ -702,10 +696,10 @@ int rfs_loop_run(struct rfs_loop *l)
         shut_down(l);
         return -EAGAIN;
     }
-    int64_t next_sweep = now_ms() + SWEEP_MS;
+    int64_t next_sweep = net_monotonic_ms() + SWEEP_MS;
     unsigned long taken_seen = 0;
     while (!atomic_load(&l->stop)) {
-        int64_t now = now_ms();
+        int64_t now = net_monotonic_ms();
         int starving = atomic_load(&l->busy) >= atomic_load(&l->nthreads);
         int wait = starving ? STARVE_TICK_MS : (int) (next_sweep > now ? next_sweep - now : 0);
         struct pollfd p = { .fd = l->wake[0], .events = POLLIN };
@@ -715,9 +709,9 @@ int rfs_loop_run(struct rfs_loop *l)
                 ;
         }
         reap(l);
-        if (now_ms() >= next_sweep) {
+        if (net_monotonic_ms() >= next_sweep) {
             sweep(l);
-            next_sweep = now_ms() + SWEEP_MS;
+            next_sweep = net_monotonic_ms() + SWEEP_MS;
         }
         grow_if_starved(l, &taken_seen);
     }

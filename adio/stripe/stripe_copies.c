@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #endif
 #include "stripe/stripe_file.h"
+#include "net/net_time.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -62,7 +63,7 @@ int stripe_slot_failure(struct stripe_file *f, int *status, uint32_t slot, int r
     uint32_t server = stripe_slot_server(&f->layout, slot);
     if (rc < 0 && replicated(f)) {
         if (!(f->down >> server & 1))
-            f->lost_at[server] = f->state.epoch;
+            f->lost_at[server] = STRIPE_LOST_AT_UNKNOWN;
         f->down |= UINT64_C(1) << server;
         return 1;
     }
@@ -90,18 +91,21 @@ int stripe_readable(struct stripe_file *f)
     return 0;
 }
 
-/* The state in the header of server s's copy 0 (object s): read, or
- * written; the slot is s (copy 0 of object s). */
+/* The state in the header of server s's copy 0 (object s), from the
+ * bytes a read of it got. */
+static int state_of(const uint8_t *buf, uint64_t got, struct stripe_state *out)
+{
+    int rc = stripe_state_decode(buf, got, out);
+    return rc == -ENOENT || rc == 0 ? 0 : RFS_E_INVAL;
+}
+
 static int state_read(struct stripe_file *f, uint32_t s, struct stripe_state *out)
 {
     uint8_t buf[STRIPE_STATE_SIZE];
     uint64_t got = 0;
     int rc = rfs_pread(f->obj[s].client, f->obj[s].handle, buf, sizeof buf, STRIPE_STATE_OFFSET,
                        &got);
-    if (rc != 0)
-        return rc;
-    rc = stripe_state_decode(buf, got, out);
-    return rc == -ENOENT ? 0 : rc == 0 ? 0 : RFS_E_INVAL;
+    return rc != 0 ? rc : state_of(buf, got, out);
 }
 
 static int usable(const struct stripe_file *f, uint32_t s)
@@ -109,53 +113,94 @@ static int usable(const struct stripe_file *f, uint32_t s)
     return !(f->down >> s & 1) && f->obj[s].client != NULL;
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t) t.tv_sec * 1000 + (uint64_t) t.tv_nsec / 1000000;
-}
-
 #define STRIPE_READMIT_MS 1000
 
-/* Lost servers that are being resynced, or were resynced since this open
- * lost them, are taken back: their writes must not be missed, and a
- * server this open keeps away would be marked stale again. At most one
- * try a second, so that a server still gone costs few timeouts. */
+/* Lost servers that are being resynced, or whose state changed since
+ * this open lost them (a resync made them current), are taken back: their
+ * writes must not be missed, and a server this open keeps away would be
+ * marked stale again. A try that fails waits for the next change of the
+ * state (and a second at least), so that a server still gone costs a
+ * timeout only then. */
 static void readmit(struct stripe_file *f)
 {
     uint64_t back = 0;
-    for (uint32_t s = 0; s < f->layout.factor; s++)
-        if ((f->down >> s & 1) &&
-            ((f->state.resyncing >> s & 1) ||
-             (!(f->state.stale >> s & 1) && f->state.epoch > f->lost_at[s])))
+    for (uint32_t s = 0; s < f->layout.factor; s++) {
+        if (!(f->down >> s & 1))
+            continue;
+        if (f->lost_at[s] == STRIPE_LOST_AT_UNKNOWN)
+            f->lost_at[s] = f->state.epoch;     /* the first state known since */
+        if ((f->state.resyncing >> s & 1) ||
+            (!(f->state.stale >> s & 1) && f->state.epoch > f->lost_at[s]))
             back |= UINT64_C(1) << s;
-    if (!back || now_ms() < f->readmit_ms)
+    }
+    if (!back || (uint64_t) net_monotonic_ms() < f->readmit_ms)
         return;
-    f->readmit_ms = now_ms() + STRIPE_READMIT_MS;
+    f->readmit_ms = (uint64_t) net_monotonic_ms() + STRIPE_READMIT_MS;
     for (uint32_t s = 0; s < f->layout.factor; s++)
-        if (back >> s & 1)
-            (void) stripe_readmit(f, s);
+        if (back >> s & 1 && stripe_readmit(f, s) != 0) {
+            f->down |= UINT64_C(1) << s;
+            f->lost_at[s] = f->state.epoch;
+        }
+}
+
+/* The states of the usable servers in `ask` (bits), read at once, merged
+ * into f->state; returns how many answered (a lost one is left out), or
+ * a negative failure of a server that answered wrongly in *rc. */
+static uint32_t states_read(struct stripe_file *f, uint64_t ask, int *rc)
+{
+    struct rfs_inflight sent[STRIPE_MAX_FACTOR];
+    int status[STRIPE_MAX_FACTOR];
+    uint8_t buf[STRIPE_STATE_SIZE];
+    uint32_t heard = 0;
+    for (uint32_t s = 0; s < f->layout.factor; s++)
+        if (ask >> s & 1) {
+            struct rfs_req req = { .handle = f->obj[s].handle, .offset = STRIPE_STATE_OFFSET,
+                                   .length = sizeof buf };
+            status[s] = rfs_send(f->obj[s].client, RFS_OP_PREAD, &req, NULL, 0, &sent[s]);
+        }
+    for (uint32_t s = 0; s < f->layout.factor; s++) {
+        struct rfs_rep rep;
+        struct stripe_state st;
+        uint64_t got = 0;
+        if (!(ask >> s & 1))
+            continue;
+        int r = status[s];
+        if (r == 0)
+            r = rfs_recv(f->obj[s].client, &sent[s], buf, sizeof buf, &rep, &got);
+        if (r == 0)
+            r = state_of(buf, got, &st);
+        if (r == 0) {
+            stripe_state_merge(&f->state, &st, &f->state);
+            heard++;
+        } else {
+            stripe_slot_failure(f, rc, s, r);
+        }
+    }
+    return heard;
 }
 
 int stripe_refresh(struct stripe_file *f)
 {
     uint32_t heard = 0, need = stripe_state_reads(&f->layout);
+    uint64_t asked = 0;
     int rc = 0;
     if (!replicated(f))
         return 0;
-    for (uint32_t s = 0; heard < need && s < f->layout.factor; s++) {
-        struct stripe_state st;
-        if (!usable(f, s))
-            continue;
-        int r = state_read(f, s, &st);
-        if (r == 0) {
-            stripe_state_merge(&f->state, &st, &f->state);
-            heard++;
-        } else if (!stripe_slot_failure(f, &rc, s, r)) {
-            return rc;
-        }
+    /* the first servers that may answer, all at once; others for the lost */
+    while (heard < need && rc == 0) {
+        uint64_t ask = 0;
+        for (uint32_t s = 0, n = heard; n < need && s < f->layout.factor; s++)
+            if (usable(f, s) && !(asked >> s & 1)) {
+                ask |= UINT64_C(1) << s;
+                n++;
+            }
+        if (!ask)
+            break;
+        asked |= ask;
+        heard += states_read(f, ask, &rc);
     }
+    if (rc != 0)
+        return rc;
     if (heard < need)
         return cannot_go_on(f, 0, "fewer servers than rdma_replicas answer: which copies "
                             "are current cannot be told");

@@ -170,19 +170,36 @@ int stripe_lock(struct stripe_file *f, uint32_t kind, uint64_t offset, uint64_t 
     return rc;
 }
 
-int stripe_close(struct stripe_file *f)
+/* Closes slots [from, to); a replicated file goes on without a server it
+ * loses (one that this process never needed since it was lost is found
+ * so only now). */
+static void close_slots(struct stripe_file *f, uint32_t from, uint32_t to, int *rc)
 {
-    int rc = 0;
-    f->failed = -1;
-    for (uint32_t p = 0; p < STRIPE_MAX_SLOTS; p++) {
+    for (uint32_t p = from; p < to; p++) {
         if (!f->obj[p].client)
             continue;
         uint32_t server = f->layout.factor ? stripe_slot_server(&f->layout, p) : p;
         int r = f->down >> server & 1 ? 0 : rfs_close(f->obj[p].client, f->obj[p].handle);
-        if (rc == 0 && r != 0)
-            rc = failed_at(f, (int) server, r);
+        if (r != 0 && !stripe_slot_failure(f, rc, p, r) && *rc == 0)
+            *rc = failed_at(f, (int) server, r);
         rfs_shared_give_back(&f->obj[p]);
     }
+}
+
+/* Every slot closed, the servers' copies 0 last: they hold the replica
+ * state, where a server lost with this process's writes not synced is
+ * marked stale first (it may have lost them). */
+int stripe_close(struct stripe_file *f)
+{
+    int rc = 0, unsynced = 0;
+    uint32_t states = stripe_copies(&f->layout) > 1 ? f->layout.factor : 0;
+    f->failed = -1;
+    for (uint32_t p = 0; p < STRIPE_MAX_SLOTS; p++)
+        unsynced |= f->obj[p].client && f->obj[p].unsynced;
+    close_slots(f, states, STRIPE_MAX_SLOTS, &rc);
+    if (states && unsynced)
+        rc = stripe_settle_writes(f, rc);
+    close_slots(f, 0, states, &rc);
     free(f->path);
     f->path = NULL;
     stripe_io_release(f);
@@ -473,6 +490,8 @@ int stripe_open_known(struct stripe_file *f, const struct stripe_servers *sv, co
     f->layout = *layout;
     int rc = keep_for_revive(f, path, &rw);
     for (uint32_t p = 0; rc == 0 && p < stripe_slots(f); p++) {
+        if (f->down >> stripe_slot_server(&f->layout, p) & 1)
+            continue;                   /* lost at its other copy: no second timeout */
         int r = open_slot(f, sv, p, path, rw.flags, &rw, NULL);
         if (r != 0 && !stripe_slot_failure(f, &rc, p, r))
             rc = r;

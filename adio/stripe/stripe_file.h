@@ -83,6 +83,7 @@ struct stripe_stats {
 };
 
 /* Physical objects: slot c * factor + i is copy c of object i. */
+#define STRIPE_LOST_AT_UNKNOWN UINT64_MAX
 #define STRIPE_MAX_SLOTS (STRIPE_MAX_FACTOR * STRIPE_MAX_REPLICAS)
 
 struct stripe_file {
@@ -105,7 +106,8 @@ struct stripe_file {
      * replica state as last read or written */
     uint64_t down;
     struct stripe_state state;
-    uint64_t lost_at[STRIPE_MAX_FACTOR];    /* the state's epoch when server s was lost */
+    uint64_t lost_at[STRIPE_MAX_FACTOR];    /* the state's epoch when server s was lost
+                                             * (STRIPE_LOST_AT_UNKNOWN: not read since) */
     uint64_t readmit_ms;                    /* no new try to take a lost server back before */
     struct stripe_stats stats;
     /* kept from call to call, freed by stripe_close: fresh pages on every

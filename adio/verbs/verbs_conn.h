@@ -16,6 +16,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "verbs/net_verbs.h"
+#include "net/net_time.h"
 #include "verbs/verbs_proto.h"
 #include "verbs/verbs_reg.h"
 
@@ -116,7 +117,6 @@ int verbs_connect(const char *host, const char *port, const struct net_opts *opt
 void vconn_load_enter(void);
 void vconn_load_leave(void);
 uint32_t vconn_own_load(const struct verbs_conn *c);
-int64_t vconn_now_ms(void);
 /* The connection is unusable from now on: its first error, returned. */
 int vconn_fail(struct verbs_conn *c, int err);
 int vconn_post_recv(struct verbs_conn *c, uint32_t idx);

@@ -39,13 +39,6 @@ uint32_t vconn_own_load(const struct verbs_conn *c)
     return n > UINT32_MAX - c->load_offset ? UINT32_MAX : (uint32_t) n + c->load_offset;
 }
 
-int64_t vconn_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int vconn_fail(struct verbs_conn *c, int err)
 {
     if (!c->failed)
@@ -208,7 +201,7 @@ static void take_cm_events(struct verbs_conn *c)
  */
 int vconn_wait_for(struct verbs_conn *c, ready_fn ready, const void *arg)
 {
-    int64_t deadline = c->timeout_ms > 0 ? vconn_now_ms() + c->timeout_ms : -1;
+    int64_t deadline = c->timeout_ms > 0 ? net_monotonic_ms() + c->timeout_ms : -1;
     for (;;) {
         drain_cq(c);
         if (ready(c, arg))
@@ -225,7 +218,7 @@ int vconn_wait_for(struct verbs_conn *c, ready_fn ready, const void *arg)
             return c->failed;
         int left = -1;
         if (deadline >= 0) {
-            int64_t l = deadline - vconn_now_ms();
+            int64_t l = deadline - net_monotonic_ms();
             if (l <= 0)
                 return vconn_fail(c, -ETIMEDOUT);
             left = (int) l;

@@ -50,13 +50,13 @@ static int cm_errno(enum rdma_cm_event_type t)
 /* The next event of a channel within timeout_ms; the caller acks it. */
 static int cm_next(struct rdma_event_channel *ech, int timeout_ms, struct rdma_cm_event **ev)
 {
-    int64_t deadline = vconn_now_ms() + timeout_ms;
+    int64_t deadline = net_monotonic_ms() + timeout_ms;
     for (;;) {
         if (rdma_get_cm_event(ech, ev) == 0)
             return 0;
         if (errno != EAGAIN)
             return -errno;
-        int64_t left = deadline - vconn_now_ms();
+        int64_t left = deadline - net_monotonic_ms();
         if (left <= 0)
             return -ETIMEDOUT;
         struct pollfd p = { .fd = ech->fd, .events = POLLIN };

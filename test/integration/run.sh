@@ -24,7 +24,7 @@ for t in rfs_clients rfsd_hostile rfsd_scale ../bench/scale_load; do
 done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
     abt_order abt_coll_visible abt_wait abt_strided abt_faults rdma_faults rfs_security rdma_subarray \
-    big_view open_count; do
+    big_view open_count rdma_replicas; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -139,6 +139,63 @@ rfsd_killed "$RFSD_PID"
 run_case "abt_faults.server_killed" 120 $mpiexec -n 1 "$work/bin/abt_faults" \
     "abt:rfs:127.0.0.1:$RFSD_PORT:/f" "$RFSD_PID"
 
+# check NAME COND DETAIL: one counted result
+check_that() {
+    if eval "$2"; then
+        PASSED=$((PASSED + 1))
+        echo "  PASS $1"
+    else
+        FAILED=$((FAILED + 1))
+        echo "  FAIL $1 ($3)"
+    fi
+}
+
+# rdma_replicas=2 over 4 servers (docs/rdma.md "Replicas"): server 1
+# killed while every method writes; back with its old bytes, never read;
+# rdma-resync makes its copies equal to the current ones; then server 2
+# killed, and objects 1 and 2 read from the resynced server 1 and from 3.
+replicas_case() {
+    local hs=$work/replicas roots pids port1 port2 resync status
+    mkdir -p "$hs"
+    start_rdma_servers 4 "$work" "repl" || return
+    read -r -a roots <<< "$RDMA_ROOTS"
+    read -r -a pids <<< "$RDMA_PIDS"
+    port1=$(echo "$RDMA_SERVERS" | cut -d, -f2 | cut -d: -f2)
+    port2=$(echo "$RDMA_SERVERS" | cut -d, -f3 | cut -d: -f2)
+    (
+        for _ in $(seq 1 1200); do [ -e "$hs/synced" ] && break; sleep 0.05; done
+        [ -e "$hs/synced" ] || exit 0   # the program failed before: run_case counts it
+        sleep 0.3
+        kill -KILL "${pids[1]}" && touch "$hs/killed"
+    ) &
+    local killer=$!
+    rfsd_killed "${pids[1]}"
+    ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_replicas.server_killed.np4" 240 \
+        $mpiexec -n 4 "$work/bin/rdma_replicas" write "rdma:/" "$hs"
+    wait "$killer"
+    resync="$PREFIX/bin/rdma-resync -s $RDMA_SERVERS -t 5"
+    start_rfsd "${roots[1]}" "$work" "repl-1-back" --port "$port1" || return
+    status=$($resync --status /replicated 2>&1)
+    check_that "rdma_replicas.marked_stale" '[[ $status == *"stale: 1,"* ]]' "$status"
+    ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_replicas.stale_back_not_read.np4" 120 \
+        $mpiexec -n 4 "$work/bin/rdma_replicas" read "rdma:/"
+    status=$($resync /replicated 2>&1)
+    check_that "rdma_replicas.resync" '[[ $status == *"resynced server 1 ("* ]]' "$status"
+    status=$($resync --status /replicated 2>&1)
+    check_that "rdma_replicas.resync_current" '[[ $status == *"stale: none,"* ]]' "$status"
+    # server 1's copies (object 1's copy 0, object 0's copy 1) now equal
+    # the other copies of their objects, byte for byte after the header
+    check_that "rdma_replicas.resync_copies_equal" \
+        'cmp -s <(tail -c +4097 "${roots[1]}/replicated") <(tail -c +4097 "${roots[2]}/.replicated.copy1") &&
+         cmp -s <(tail -c +4097 "${roots[1]}/.replicated.copy1") <(tail -c +4097 "${roots[0]}/replicated")' \
+        "a copy on server 1 differs from its object's other copy"
+    kill -KILL "${pids[2]}"
+    rfsd_killed "${pids[2]}"
+    ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_replicas.after_resync_other_lost.np4" 120 \
+        $mpiexec -n 4 "$work/bin/rdma_replicas" read "rdma:/"
+    start_rfsd "${roots[2]}" "$work" "repl-2-back" --port "$port2" || return
+}
+
 echo "integration tests (rdma: striped over 1, 2 and 4 servers)"
 for layout in "1 65536" "2 4096" "4 1000"; do
     read -r n unit <<< "$layout"
@@ -153,6 +210,7 @@ ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_subarray.np4" 300 $mpiexec -n 4 
     "$work/bin/rdma_subarray" "rdma:/d/" 2048
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "big_view.rdma.np2" 120 $mpiexec -n 2 \
     "$work/bin/big_view" "rdma:/d/"
+replicas_case
 # MPICH 5 configured with the MPI standard ABI: programs built with
 # mpicc_abi link libmpi_abi, whose ROMIO (and the drivers) is compiled a
 # second time, against ROMIO's romio_abi_internal.h (common/romio_compat.h).
@@ -235,6 +293,13 @@ if make_security_files "$sec"; then
     # shellcheck disable=SC2086
     start_rdma_servers 2 "$work" sec-rdma $tls_args || exit 1
     ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rfs_security.rdma.np2" 120 $mpiexec -n 2 \
+        "$work/bin/rfs_security" "rdma:/" "$sec" tls
+    # the same with every file of two copies (ROMIO_HINTS: every open asks)
+    # shellcheck disable=SC2086
+    start_rdma_servers 3 "$work" sec-repl $tls_args || exit 1
+    echo "rdma_replicas 2" > "$work/replicas.hints"
+    ROMIO_HINTS=$work/replicas.hints ROMIO_RDMA_SERVERS=$RDMA_SERVERS \
+        run_case "rfs_security.rdma_replicas.np2" 120 $mpiexec -n 2 \
         "$work/bin/rfs_security" "rdma:/" "$sec" tls
 else
     FAILED=$((FAILED + 1))

@@ -203,7 +203,8 @@ mpi_subarray_over_verbs() {
 # over rdma: with rdma_transport=verbs on rfsd --rdma: each test counts.
 romio_over_verbs() {
     # romio_verbs_modes: run.sh's ROMIO_VERBS_MODES, through the kernel command line
-    modes=$(echo "${romio_verbs_modes:-rdma-2-65536-list,rdma-4-65536-list-auto-enable}" | tr , ' ')
+    modes=${romio_verbs_modes:-rdma-2-65536-list-auto-auto-2,rdma-4-65536-list-auto-enable}
+    modes=$(echo "$modes" | tr , ' ')
     echo "== ROMIO's test suite over rdma: with rdma_transport=verbs ($modes)"
     romio_bin=$rfs_repo/build/obj/plain/romio/bin
     if [ ! -x "$mpiexec" ] || [ ! -d "$romio_bin" ]; then

@@ -6,7 +6,8 @@
 #   run.sh REPO [GUEST_SCRIPT]
 # RDMA_VM_TIMEOUT (seconds, default 900) bounds the whole guest run.
 # ROMIO_VERBS_MODES: the test/romio/run.sh modes (comma separated) the
-# guest runs ROMIO's test suite in over verbs (default rdma-2-65536-list and
+# guest runs ROMIO's test suite in over verbs (default
+# rdma-2-65536-list-auto-auto-2: every file in two copies, and
 # rdma-4-65536-list-auto-enable: every noncontiguous memory type as segments).
 set -u
 repo=$(cd "$1" && pwd)
