@@ -180,7 +180,8 @@ static void close_slots(struct stripe_file *f, uint32_t from, uint32_t to, int *
             continue;
         uint32_t server = f->layout.factor ? stripe_slot_server(&f->layout, p) : p;
         int r = f->down >> server & 1 ? 0 : rfs_close(f->obj[p].client, f->obj[p].handle);
-        if (r != 0 && !stripe_slot_failure(f, rc, p, r) && *rc == 0)
+        /* (a file whose layout is not known yet has one slot open, no copies) */
+        if (r != 0 && !(f->layout.factor && stripe_slot_failure(f, rc, p, r)) && *rc == 0)
             *rc = failed_at(f, (int) server, r);
         rfs_shared_give_back(&f->obj[p]);
     }

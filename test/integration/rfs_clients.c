@@ -29,7 +29,8 @@ static atomic_int refusals;
 
 static unsigned char pattern(uint64_t off, unsigned seed)
 {
-    return (unsigned char) (((off + 1) * 0x9E3779B97F4A7C15ull ^ seed) >> 29);
+    return (unsigned char) (((off + 1) * 0x9E3779B97F4A7C15ull +
+                             (uint64_t) seed * 0xD1B54A32D192ED03ull) >> 29);
 }
 
 static int fail(int id, const char *what, int rc)

@@ -42,7 +42,8 @@ static atomic_int good_rounds, good_failed, good_stop;
 
 static unsigned char pattern(uint64_t off, unsigned seed)
 {
-    return (unsigned char) (((off + 1) * 0x9E3779B97F4A7C15ull ^ seed) >> 29);
+    return (unsigned char) (((off + 1) * 0x9E3779B97F4A7C15ull +
+                             (uint64_t) seed * 0xD1B54A32D192ED03ull) >> 29);
 }
 
 static int fill_check(unsigned char *buf, uint64_t len, unsigned seed, int check)
