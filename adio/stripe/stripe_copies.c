@@ -115,12 +115,12 @@ static int usable(const struct stripe_file *f, uint32_t s)
 
 #define STRIPE_READMIT_MS 1000
 
-/* Lost servers that are being resynced, or whose state changed since
- * this open lost them (a resync made them current), are taken back: their
- * writes must not be missed, and a server this open keeps away would be
- * marked stale again. A try that fails waits for the next change of the
- * state (and a second at least), so that a server still gone costs a
- * timeout only then. */
+/* Lost servers whose state changed since this open lost them, and that
+ * are now being resynced or current again, are taken back: their writes
+ * must not be missed, and a server this open keeps away would be marked
+ * stale again. A try that fails waits for the next change of the state
+ * (and a second at least), so that a server still gone costs a timeout
+ * only then. */
 static void readmit(struct stripe_file *f)
 {
     uint64_t back = 0;
@@ -129,8 +129,8 @@ static void readmit(struct stripe_file *f)
             continue;
         if (f->lost_at[s] == STRIPE_LOST_AT_UNKNOWN)
             f->lost_at[s] = f->state.epoch;     /* the first state known since */
-        if ((f->state.resyncing >> s & 1) ||
-            (!(f->state.stale >> s & 1) && f->state.epoch > f->lost_at[s]))
+        if (f->state.epoch > f->lost_at[s] &&
+            ((f->state.resyncing >> s & 1) || !(f->state.stale >> s & 1)))
             back |= UINT64_C(1) << s;
     }
     if (!back || (uint64_t) net_monotonic_ms() < f->readmit_ms)
@@ -224,8 +224,12 @@ static int state_change_one(struct stripe_file *f, uint32_t s, const struct stri
     rc = state_read(f, s, &cur);
     if (rc == 0) {
         stripe_state_merge(&cur, want, done);
+        /* a resync makes current only what is still resyncing: a writer
+         * that skipped the server meanwhile made it plain stale again */
+        clear &= done->resyncing;
+        done->resyncing = (done->resyncing | add_resync) & ~add_stale;
         done->stale = (done->stale | add_stale) & ~clear;
-        done->resyncing = (done->resyncing | add_resync) & done->stale & ~clear;
+        done->resyncing &= done->stale;
         done->epoch++;
         stripe_state_encode(done, buf);
         rc = rfs_pwrite(c, h, buf, sizeof buf, STRIPE_STATE_OFFSET);
@@ -263,11 +267,19 @@ int stripe_state_change(struct stripe_file *f, uint64_t add_stale, uint64_t add_
 
 int stripe_settle_writes(struct stripe_file *f, int rc)
 {
-    if (!replicated(f) || rc != 0)
+    if (!replicated(f))
         return rc;
-    uint64_t newly = f->down & ~f->state.stale & all_servers(&f->layout);
-    if (newly)
-        rc = stripe_state_change(f, newly, 0, 0);
+    /* what the call did not write: lost, or plain stale when it began (or
+     * agreed so in a collective round); the state is read again, since a
+     * resync may have begun meanwhile and must not take such a server for
+     * current */
+    uint64_t skipped = (f->skipped | f->down) & all_servers(&f->layout), newly = 0;
+    int refreshed = skipped ? stripe_refresh(f) : 0;
+    f->skipped = 0;
+    if (refreshed == 0)
+        newly = skipped & ~(f->state.stale & ~f->state.resyncing);
+    int marked = newly ? stripe_state_change(f, newly, 0, 0) : 0;
+    rc = rc != 0 ? rc : refreshed != 0 ? refreshed : marked;
     if (rc == 0) {
         struct stripe_route r;
         stripe_route_of(f, &r);
@@ -338,19 +350,28 @@ static int resync_slot(struct stripe_file *f, uint32_t to, char *src, char *dst,
     struct stripe_route r;
     stripe_route_of(f, &r);
     int from = stripe_read_slot(f, &r, to % f->layout.factor);
-    uint64_t size = 0, done = 0;
+    uint64_t size = 0, done = 0, after = 0;
     if (from < 0)
         return stripe_readable(f);
     int rc = data_size(f, (uint32_t) from, &size);
-    while (rc == 0 && done < size) {
-        uint64_t n = size - done < STRIPE_RESYNC_CHUNK ? size - done : STRIPE_RESYNC_CHUNK;
-        rc = resync_chunk(f, (uint32_t) from, to, done, n, src, dst, wrote);
-        done += n;
-        if (rc == 0 && done == size)
-            rc = data_size(f, (uint32_t) from, &size);     /* grown meanwhile */
+    for (int tries = 0; rc == 0; tries++) {
+        while (rc == 0 && done < size) {
+            uint64_t n = size - done < STRIPE_RESYNC_CHUNK ? size - done : STRIPE_RESYNC_CHUNK;
+            rc = resync_chunk(f, (uint32_t) from, to, done, n, src, dst, wrote);
+            done += n;
+        }
+        if (rc == 0)
+            rc = rfs_ftruncate(f->obj[to].client, f->obj[to].handle, STRIPE_HDR_SIZE + size);
+        /* the size again: a writer may have grown or cut the file meanwhile */
+        if (rc == 0)
+            rc = data_size(f, (uint32_t) from, &after);
+        if (rc != 0 || after == size)
+            break;
+        if (tries == STRIPE_RESYNC_TRIES)
+            return -EAGAIN;
+        done = after < size ? after : size;
+        size = after;
     }
-    if (rc == 0)
-        rc = rfs_ftruncate(f->obj[to].client, f->obj[to].handle, STRIPE_HDR_SIZE + size);
     if (rc == 0)
         rc = rfs_fsync(f->obj[to].client, f->obj[to].handle);
     return rc;

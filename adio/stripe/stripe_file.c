@@ -29,38 +29,29 @@ typedef void (*fill_fn)(const struct stripe_file *f, uint32_t i, const void *arg
 enum pick { PICK_READ, PICK_WRITE };
 
 /* Whether slot p takes a request of the kind `pick`: one copy of each
- * object to read, every copy written. */
+ * object to read; to write, the current copies, then (after) the
+ * resyncing ones, as data writes (a resync counts on that order). */
 static int picked(const struct stripe_file *f, const struct stripe_route *r, uint32_t p,
-                  enum pick pick)
+                  enum pick pick, int after)
 {
     if (!f->obj[p].client)
         return 0;
     if (pick == PICK_READ)
-        return stripe_read_slot(f, r, p % f->layout.factor) == (int) p;
-    return stripe_write_slot(f, r, p, 0) || stripe_write_slot(f, r, p, 1);
+        return !after && stripe_read_slot(f, r, p % f->layout.factor) == (int) p;
+    return stripe_write_slot(f, r, p, after);
 }
 
-/*
- * One request to each slot picked, then every reply; replies[p] gets slot
- * p's fixed part. Returns the first failure (a transport failure first);
- * a replicated file goes on without the servers it loses.
- */
-static int all_slots(struct stripe_file *f, uint16_t op, fill_fn fill, const void *arg,
-                     struct rfs_rep *replies, enum pick pick)
+/* One request to each slot picked in this pass, then every reply. */
+static int one_pass(struct stripe_file *f, uint16_t op, fill_fn fill, const void *arg,
+                    struct rfs_rep *replies, enum pick pick, const struct stripe_route *r,
+                    int after)
 {
     struct rfs_inflight sent[STRIPE_MAX_SLOTS];
     int status[STRIPE_MAX_SLOTS], go[STRIPE_MAX_SLOTS];
-    struct stripe_route r;
     int rc = 0;
-    f->failed = -1;
-    stripe_revive(f);
-    int refreshed = stripe_refresh(f);
-    if (refreshed != 0)
-        return refreshed;
-    stripe_route_of(f, &r);
     for (uint32_t p = 0; p < stripe_slots(f); p++) {
         struct rfs_req req = { .handle = f->obj[p].handle };
-        if (!(go[p] = picked(f, &r, p, pick)))
+        if (!(go[p] = picked(f, r, p, pick, after)))
             continue;
         if (fill)
             fill(f, p % f->layout.factor, arg, &req);
@@ -77,8 +68,33 @@ static int all_slots(struct stripe_file *f, uint16_t op, fill_fn fill, const voi
             replies[p] = rep;
         stripe_slot_failure(f, &rc, p, status[p]);
     }
-    if (rc == 0 && pick == PICK_READ && (f->down & r.avoid) != f->down)
-        return all_slots(f, op, fill, arg, replies, pick);     /* lost one: another copy */
+    return rc;
+}
+
+/*
+ * The request to the slots picked; replies[p] gets slot p's fixed part.
+ * Returns the first failure (a transport failure first); a replicated
+ * file goes on without the servers it loses, a read from another copy.
+ */
+static int all_slots(struct stripe_file *f, uint16_t op, fill_fn fill, const void *arg,
+                     struct rfs_rep *replies, enum pick pick)
+{
+    struct stripe_route r;
+    int rc = 0;
+    f->failed = -1;
+    stripe_revive(f);
+    for (int again = 1; rc == 0 && again;) {
+        rc = stripe_refresh(f);
+        if (rc != 0)
+            return rc;
+        stripe_route_of(f, &r);
+        if (pick == PICK_WRITE)
+            f->skipped |= r.skip;       /* stripe_settle_writes marks them */
+        rc = one_pass(f, op, fill, arg, replies, pick, &r, 0);
+        if (rc == 0 && pick == PICK_WRITE && r.after)
+            rc = one_pass(f, op, fill, arg, replies, pick, &r, 1);
+        again = pick == PICK_READ && (f->down & r.avoid) != f->down;   /* lost one */
+    }
     return pick == PICK_WRITE ? stripe_settle_writes(f, rc) : rc;
 }
 
@@ -526,6 +542,10 @@ static int open_by_copy(struct stripe_file *f, const struct stripe_servers *sv, 
         f->layout = h.layout;
         f->obj[stripe_slot(&f->layout, 0, c)] = o;
         f->down = ((UINT64_C(1) << c) - 1);     /* the servers of the copies before */
+        for (uint32_t s = 0; s < c; s++)
+            f->lost_at[s] = STRIPE_LOST_AT_UNKNOWN;
+        if (a->flags & RFS_O_EXCL)
+            return RFS_E_EXIST;                 /* it exists, object 0 lost or not */
         return 0;
     }
     f->failed = 0;
@@ -577,14 +597,37 @@ int stripe_open(struct stripe_file *f, const struct stripe_servers *sv, const ch
     return set_layouts(f, rc);
 }
 
+/* The copies of PATH's objects, as the first header a server has says;
+ * 1 when none has one (only names of copies the file has are removed, so
+ * that a user's own ".NAME.copy1" stays). */
+static uint32_t copies_of(const struct rfs_connect_opts *o, const struct stripe_servers *sv,
+                          const char *path)
+{
+    for (uint32_t i = 0; i < sv->n; i++) {
+        struct rfs_client c;
+        struct stripe_header h;
+        uint8_t buf[STRIPE_HDR_USED];
+        uint64_t got = 0;
+        int rc = rfs_client_connect_with(&c, sv->at[i].host, sv->at[i].port, o);
+        if (rc == 0 && (rc = rfs_open(&c, 0, path, RFS_O_RDONLY, 0, NULL)) == 0) {
+            rc = rfs_pread(&c, 0, buf, sizeof buf, 0, &got);
+            (void) rfs_close(&c, 0);
+        }
+        rfs_client_close(&c);
+        if (rc == 0 && stripe_header_decode(buf, got, &h) == 0)
+            return stripe_copies(&h.layout);
+    }
+    return 1;
+}
+
 /* PATH and its copies' names on one server; 0, or the first failure but
  * RFS_E_NOENT, or RFS_E_NOENT when there was nothing. */
 static int unlink_on(const struct rfs_connect_opts *o, const struct net_endpoint *at,
-                     const char *path)
+                     const char *path, uint32_t copies)
 {
     struct rfs_client c;
     int rc = rfs_client_connect_with(&c, at->host, at->port, o), found = 0;
-    for (uint32_t copy = 0; rc == 0 && copy < STRIPE_MAX_REPLICAS; copy++) {
+    for (uint32_t copy = 0; rc == 0 && copy < copies; copy++) {
         char name[RFS_MAX_PATH + 1];
         int r = stripe_copy_path(path, copy, name, sizeof name);
         if (r == 0)
@@ -602,8 +645,9 @@ int stripe_unlink(const struct rfs_connect_opts *o, const struct stripe_servers 
                   const char *path)
 {
     int rc = RFS_E_NOENT, found = 0;
+    uint32_t copies = copies_of(o, sv, path);
     for (uint32_t i = 0; i < sv->n; i++) {
-        int r = unlink_on(o, &sv->at[i], path);
+        int r = unlink_on(o, &sv->at[i], path, copies);
         if (r == 0)
             found = 1;
         else if (r != RFS_E_NOENT && (rc == RFS_E_NOENT || (r < 0 && rc > 0)))

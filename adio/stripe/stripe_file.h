@@ -109,6 +109,7 @@ struct stripe_file {
     uint64_t lost_at[STRIPE_MAX_FACTOR];    /* the state's epoch when server s was lost
                                              * (STRIPE_LOST_AT_UNKNOWN: not read since) */
     uint64_t readmit_ms;                    /* no new try to take a lost server back before */
+    uint64_t skipped;                       /* servers the write under way did not write */
     struct stripe_stats stats;
     /* kept from call to call, freed by stripe_close: fresh pages on every
      * call cost more than the copies into them */

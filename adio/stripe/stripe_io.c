@@ -787,6 +787,8 @@ static int dt_round(struct stripe_file *f, const struct stripe_view *view, uint6
     } else {
         stripe_route_of(f, &route);
     }
+    if (is_write)
+        f->skipped |= route.skip;       /* stripe_settle_writes marks them */
     if (rc == 0)
         rc = dt_prepare(f, &d, is_write);
     if (rc == 0 && is_write)
@@ -823,9 +825,11 @@ static int transfer(struct stripe_file *f, enum stripe_method method,
                     const struct iovec *mem, int nmem, int is_write, int *short_read, int *lost)
 {
     struct stripe_route route;
-    stripe_route_of(f, &route);
     if (method == STRIPE_DATATYPE)
         return datatype_io(f, view, pos, len, mem, nmem, is_write, short_read, lost);
+    stripe_route_of(f, &route);
+    if (is_write)
+        f->skipped |= route.skip;       /* stripe_settle_writes marks them */
     int rc = list_io(f, method == STRIPE_NAIVE, view, pos, len, mem, nmem, is_write, &route, 0,
                      short_read, lost);
     if (rc == 0 && is_write && route.after)

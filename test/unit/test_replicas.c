@@ -338,6 +338,52 @@ static void test_methods_through_a_view(void **state)
     dtype_free(t);
 }
 
+/* A writer that cannot write a server being resynced makes it plain
+ * stale again, and the resync's end then leaves it stale: it missed that
+ * write. */
+static void test_resync_undone_by_a_skipping_writer(void **state)
+{
+    (void) state;
+    static uint8_t data[SIZE];
+    struct stripe_file w, tool;
+    struct stripe_view whole = { 0 };
+    uint64_t moved;
+    open_copies(&w, "/r", RFS_O_RDWR | RFS_O_CREAT);
+    test_server_pause(&ts[1]);
+    assert_int_equal(stripe_io(&w, STRIPE_LIST, &whole, 0, SIZE, (char *) data, 1, &moved), 0);
+    test_server_resume(&ts[1]);
+    open_copies(&tool, "/r", RFS_O_RDWR);
+    assert_int_equal(tool.state.stale, 0x2);
+    assert_int_equal(stripe_state_change(&tool, 0, 0x2, 0), 0);    /* a resync begins */
+    w.readmit_ms = UINT64_MAX;          /* the writer cannot take server 1 back */
+    assert_int_equal(stripe_io(&w, STRIPE_LIST, &whole, 0, SIZE, (char *) data, 1, &moved), 0);
+    assert_int_equal(w.state.stale & ~w.state.resyncing, 0x2);     /* plain stale again */
+    assert_int_equal(stripe_state_change(&tool, 0, 0, 0x2), 0);    /* the resync's end */
+    assert_int_equal(tool.state.stale, 0x2);
+    assert_int_equal(stripe_close(&w), 0);
+    assert_int_equal(stripe_close(&tool), 0);
+}
+
+/* Delete removes the copies a file has, not a user's file of such a name. */
+static void test_delete_only_copies(void **state)
+{
+    (void) state;
+    struct stripe_file f;
+    struct stripe_open_args one = { .flags = RFS_O_RDWR | RFS_O_CREAT, .mode = 0644,
+                                    .unit = UNIT, .connect = tcp_1s };
+    char path[4400];
+    size_t len;
+    assert_int_equal(stripe_open(&f, &sv, "/u", &one), 0);
+    assert_int_equal(stripe_close(&f), 0);
+    FILE *own = fopen(test_path(&ts[1], ".u.copy1", path, sizeof path), "w");
+    assert_non_null(own);
+    fclose(own);
+    assert_int_equal(stripe_unlink(&tcp_1s, &sv, "/u"), 0);
+    uint8_t *left = read_file(path, &len);
+    assert_non_null(left);
+    free(left);
+}
+
 static void test_every_copy_lost(void **state)
 {
     (void) state;
@@ -370,6 +416,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_copies_written, setup, teardown),
         cmocka_unit_test_setup_teardown(test_server_lost_and_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_methods_through_a_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resync_undone_by_a_skipping_writer, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_delete_only_copies, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_copy_lost, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
