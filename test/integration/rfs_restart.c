@@ -111,7 +111,9 @@ int main(int argc, char **argv)
         CHECK(count == BLOCK && bad < 0, "block %d: %d bytes, wrong at %lld", r, count,
               (long long) bad);
     }
-    /* ... which takes new writes too ... */
+    /* ... which takes new writes too (once every process has read every
+     * block: the second pattern differs from the first) ... */
+    MPI_Barrier(MPI_COMM_WORLD);
     pattern_fill(buf, BLOCK, (uint64_t) mine, 12);
     CHECK_MPI(MPI_File_write_at(fh, mine, buf, BLOCK, MPI_BYTE, &st));
     CHECK_MPI(MPI_File_read_at(fh, mine, in, BLOCK, MPI_BYTE, &st));
