@@ -4,7 +4,7 @@
 # the guest's virtio NIC, run guest-tests.sh there, collect its results from
 # a writable 9p share and print "N passed, N failed, N skipped".
 #   run.sh REPO [GUEST_SCRIPT]
-# RDMA_VM_TIMEOUT (seconds, default 900) bounds the whole guest run.
+# RDMA_VM_TIMEOUT (seconds, default 1200) bounds the whole guest run.
 # ROMIO_VERBS_MODES: the test/romio/run.sh modes (comma separated) the
 # guest runs ROMIO's test suite in over verbs (default
 # rdma-2-65536-list-auto-auto-2: every file in two copies, and
@@ -12,7 +12,7 @@
 set -u
 repo=$(cd "$1" && pwd)
 guest_script=${2:-$repo/test/rdma-vm/guest-tests.sh}
-budget=${RDMA_VM_TIMEOUT:-900}
+budget=${RDMA_VM_TIMEOUT:-1200}
 
 # The programs the guest runs: plain, and the transport's tests and the
 # server with ASan+UBSan and with TSan (flags as in test/sanitize.sh).
