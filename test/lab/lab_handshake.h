@@ -39,34 +39,4 @@ static inline void lab_await(const char *dir, const char *name)
         usleep(20000);
 }
 
-/* Generations of data over the same bytes: the byte at file offset `off`
- * of generation `gen`. (itest.h's pattern cannot tell generations apart by
- * its seed: the seed changes only bits 0-31 of a product whose bits 29-36
- * make the byte, so seeds below 2^29, 1 and 3 as much as 11 and 12, give
- * the same bytes.) Any two generations share about 1 byte in 256. */
-static inline unsigned char lab_gen_byte(uint64_t off, unsigned gen)
-{
-    uint64_t x = (off + 1) * 0x9E3779B97F4A7C15ull + (uint64_t) gen * 0xD1B54A32D192ED03ull;
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 29;
-    return (unsigned char) (x >> 32);
-}
-
-static inline void lab_gen_fill(unsigned char *buf, uint64_t len, uint64_t off, unsigned gen)
-{
-    for (uint64_t i = 0; i < len; i++)
-        buf[i] = lab_gen_byte(off + i, gen);
-}
-
-/* Index of the first byte that is not generation `gen`'s, or -1. */
-static inline int64_t lab_gen_check(const unsigned char *buf, uint64_t len, uint64_t off,
-                                    unsigned gen)
-{
-    for (uint64_t i = 0; i < len; i++)
-        if (buf[i] != lab_gen_byte(off + i, gen))
-            return (int64_t) i;
-    return -1;
-}
-
 #endif

@@ -175,7 +175,7 @@ static void check_parts(MPI_File fh, const unsigned *gens, int shift, const char
             checked.longest = took;
         MPI_Get_count(&st, MPI_BYTE, &count);
         CHECK(count == CHUNK, "%s: %d bytes of the part at %lld", what, count, (long long) off);
-        int64_t bad = lab_gen_check(buf, CHUNK, (uint64_t) off, gens[c]);
+        int64_t bad = pattern_check(buf, CHUNK, (uint64_t) off, gens[c]);
         if (bad >= 0)
             wrong(off, bad, gens[c], what);
     }
@@ -211,7 +211,7 @@ static void write_mine(MPI_File fh, unsigned gen)
     static unsigned char buf[CHUNK];
     MPI_Status st;
     for (int c = 0; c < NREG; c++) {
-        lab_gen_fill(buf, CHUNK, (uint64_t) part_at(c, rank), gen);
+        pattern_fill(buf, CHUNK, (uint64_t) part_at(c, rank), gen);
         CHECK_MPI(MPI_File_write_at(fh, part_at(c, rank), buf, CHUNK, MPI_BYTE, &st));
     }
 }
@@ -234,7 +234,7 @@ static void run_write(const char *name)
         int c = i % NREG, was_down = is_down();
         if (was_down && stop < 0)
             stop = i + 2 * NREG;
-        lab_gen_fill(buf, CHUNK, (uint64_t) part_at(c, rank), (unsigned) i + 1);
+        pattern_fill(buf, CHUNK, (uint64_t) part_at(c, rank), (unsigned) i + 1);
         double t0 = lab_now();
         CHECK_MPI(MPI_File_write_at(fh, part_at(c, rank), buf, CHUNK, MPI_BYTE, &st));
         timed(&ph, t0, was_down, "write");
@@ -280,7 +280,7 @@ static void run_read(const char *name)
         timed(&ph, t0, was_down, "read");
         MPI_Get_count(&st, MPI_BYTE, &count);
         CHECK(count == CHUNK, "read %d: %d bytes at %lld", i, count, (long long) off);
-        int64_t bad = lab_gen_check(buf, CHUNK, (uint64_t) off, gen);
+        int64_t bad = pattern_check(buf, CHUNK, (uint64_t) off, gen);
         if (bad >= 0)
             wrong(off, bad, gen, "read phase");
         if (rank == 0 && i == NREG - 1)
@@ -303,7 +303,7 @@ static void coll_fill(unsigned char *buf, int r, int c, unsigned gen)
 {
     int n = CREGION / PIECE / np;
     for (int j = 0; j < n; j++)
-        lab_gen_fill(buf + (size_t) j * PIECE, PIECE,
+        pattern_fill(buf + (size_t) j * PIECE, PIECE,
                      (uint64_t) c * CREGION + ((uint64_t) j * np + r) * PIECE, gen);
 }
 
@@ -354,7 +354,7 @@ static void run_coll(const char *name)
         unsigned gen = last_gen(k, c, NCREG);
         memset(buf, 0, CREGION);
         CHECK_MPI(MPI_File_read_at(fh, (MPI_Offset) c * CREGION, buf, CREGION, MPI_BYTE, &st));
-        int64_t bad = lab_gen_check(buf, CREGION, (uint64_t) c * CREGION, gen);
+        int64_t bad = pattern_check(buf, CREGION, (uint64_t) c * CREGION, gen);
         if (bad >= 0)
             wrong((MPI_Offset) c * CREGION, bad, gen, "same open");
     }
