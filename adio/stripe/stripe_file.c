@@ -144,7 +144,7 @@ int stripe_sync(struct stripe_file *f)
 {
     int rc = all_slots(f, RFS_OP_FSYNC, NULL, NULL, NULL, PICK_WRITE);
     for (uint32_t p = 0; rc == 0 && p < stripe_slots(f); p++)
-        if (f->obj[p].client && !(f->down >> stripe_slot_server(&f->layout, p) & 1))
+        if (f->obj[p].client && !stripe_slot_lost(f, p))
             rfs_shared_synced(&f->obj[p]);
     return rc;
 }
@@ -390,7 +390,7 @@ static int open_others(struct stripe_file *f, const struct stripe_servers *sv, c
     for (uint32_t p = 0; p < stripe_slots(f); p++) {
         struct stripe_header h;
         int empty = 0, rc = 0;
-        if (p == first || f->down >> stripe_slot_server(&f->layout, p) & 1)
+        if (p == first || stripe_slot_lost(f, p))
             continue;
         rc = open_slot(f, sv, p, path, flags, a, NULL);
         if (rc == 0 && create)
@@ -507,7 +507,7 @@ int stripe_open_known(struct stripe_file *f, const struct stripe_servers *sv, co
     f->layout = *layout;
     int rc = keep_for_revive(f, path, &rw);
     for (uint32_t p = 0; rc == 0 && p < stripe_slots(f); p++) {
-        if (f->down >> stripe_slot_server(&f->layout, p) & 1)
+        if (stripe_slot_lost(f, p))
             continue;                   /* lost at its other copy: no second timeout */
         int r = open_slot(f, sv, p, path, rw.flags, &rw, NULL);
         if (r != 0 && !stripe_slot_failure(f, &rc, p, r))

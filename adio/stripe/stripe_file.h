@@ -285,6 +285,12 @@ static inline uint32_t stripe_slot_server(const struct stripe_layout *l, uint32_
     return stripe_copy_server(l, slot % l->factor, slot / l->factor);
 }
 
+/* Whether slot p's server is lost to this open (f->down). */
+static inline int stripe_slot_lost(const struct stripe_file *f, uint32_t slot)
+{
+    return f->down >> stripe_slot_server(&f->layout, slot) & 1;
+}
+
 /* Which copies a call uses: alike on every participant of a collective
  * round (stripe_coll_io agrees on it). */
 struct stripe_route {

@@ -361,7 +361,7 @@ static int slot_piece(struct list_xfer *x, uint32_t o, const struct stripe_piece
 static int xfer_slot(const struct list_xfer *x, uint32_t o)
 {
     const struct stripe_file *f = x->f;
-    if (f->down >> stripe_slot_server(&f->layout, o) & 1)
+    if (stripe_slot_lost(f, o))
         return 0;
     if (!x->is_write)
         return stripe_read_slot(f, x->route, o % f->layout.factor) == (int) o;
@@ -455,7 +455,7 @@ static void pin_memory(struct stripe_file *f, const struct iovec *mem, int nmem,
     if (f->layout.factor < 2)
         return;                 /* one object: each request is the whole memory's share */
     for (uint32_t o = 0; o < stripe_slots(f); o++)
-        if (f->obj[o].client && !(f->down >> stripe_slot_server(&f->layout, o) & 1))
+        if (f->obj[o].client && !stripe_slot_lost(f, o))
             net_pin(f->obj[o].client->conn, mem, nmem, !is_write);
 }
 
@@ -714,14 +714,13 @@ static int dt_targets(const struct stripe_file *f, const struct stripe_route *ro
     int n = 0;
     if (!is_write) {
         int p = stripe_read_slot(f, route, o);
-        if (p >= 0 && !(f->down >> stripe_slot_server(&f->layout, (uint32_t) p) & 1))
+        if (p >= 0 && !stripe_slot_lost(f, (uint32_t) p))
             out[n++] = (uint32_t) p;
         return n;
     }
     for (uint32_t c = 0; c < stripe_copies(&f->layout); c++) {
         uint32_t p = stripe_slot(&f->layout, o, c);
-        if (stripe_write_slot(f, route, p, after) &&
-            !(f->down >> stripe_slot_server(&f->layout, p) & 1))
+        if (stripe_write_slot(f, route, p, after) && !stripe_slot_lost(f, p))
             out[n++] = p;
     }
     return n;
