@@ -95,13 +95,13 @@ CORE_SRC   := adio/net/net_tcp.c adio/net/net_tls.c adio/net/net_endpoint.c $(VE
               adio/proto/rfs_proto.c adio/proto/rfs_client.c adio/proto/rfs_shared.c \
               adio/proto/rfs_auth.c $(DTYPE_SRC) $(STRIPE_SRC)
 SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_frame.c adio/server/rfs_dispatch.c \
-              adio/server/rfs_fileops.c adio/server/rfs_view_io.c adio/server/rfs_server_auth.c \
-              adio/server/rfs_move.c adio/server/rfs_path.c adio/server/rfs_log.c \
+              adio/server/rfs_fileops.c adio/server/rfs_nsops.c adio/server/rfs_view_io.c \
+              adio/server/rfs_server_auth.c adio/server/rfs_move.c adio/server/rfs_path.c adio/server/rfs_log.c \
               adio/server/rfs_rate.c adio/server/rfs_coll.c adio/server/rfs_loop.c \
               adio/server/rfs_peers.c
 # The one list of the unit tests: make check, check-sanitize (ASan, TSan,
 # valgrind) read it through `make print-UNIT_TESTS` and the like.
-UNIT_TESTS := test_proto test_net test_verbs_proto test_server test_dtype test_abt test_stripe \
+UNIT_TESTS := test_proto test_net test_namespace test_verbs_proto test_server test_dtype test_abt test_stripe \
               test_replicas test_security test_coll test_ogr
 MPI_TESTS  := test_dtype_mpi
 # Under TSan, the tests that start threads: the rest have no race to find.

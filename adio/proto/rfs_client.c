@@ -508,6 +508,91 @@ int rfs_unlink(struct rfs_client *c, const char *path)
     return path_call(c, RFS_OP_UNLINK, &req, path, &k);
 }
 
+/* --- the namespace extension --- */
+
+int rfs_stat_path(struct rfs_client *c, const char *path, struct rfs_stat_rec *st)
+{
+    uint8_t rec[RFS_STAT_SIZE];
+    struct rfs_req req = { 0 };
+    size_t len = strlen(path);
+    if (len == 0 || len > RFS_MAX_PATH)
+        return len ? RFS_E_NAMETOOLONG : RFS_E_INVAL;
+    req.aux = (uint32_t) len;
+    struct rfs_call k = { .op = RFS_OP_STAT, .req = req, .out = path, .out_len = len,
+                          .in = rec, .in_max = sizeof rec };
+    int rc = call(c, &k);
+    if (rc != RFS_OK)
+        return rc;
+    if (k.in_len != sizeof rec || rfs_stat_decode(rec, st) != RFS_OK)
+        return fail(c, -EPROTO);
+    return RFS_OK;
+}
+
+int rfs_readdir(struct rfs_client *c, const char *path, uint64_t index, void *buf,
+                uint64_t room, uint64_t *next, uint64_t *used)
+{
+    size_t len = strlen(path);
+    if (len == 0 || len > RFS_MAX_PATH)
+        return len ? RFS_E_NAMETOOLONG : RFS_E_INVAL;
+    if (room == 0 || room > RFS_MAX_DATA)
+        return RFS_E_INVAL;
+    struct rfs_req req = { .aux = (uint32_t) len, .offset = index, .length = room };
+    struct rfs_call k = { .op = RFS_OP_READDIR, .req = req, .out = path, .out_len = len,
+                          .in = buf, .in_max = room };
+    int rc = call(c, &k);
+    if (rc != RFS_OK)
+        return rc;
+    if (k.rep.value < index || (k.in_len > 0 && k.rep.value == index))
+        return fail(c, -EPROTO);
+    *next = k.rep.value;
+    *used = k.in_len;
+    return RFS_OK;
+}
+
+int rfs_mkdir(struct rfs_client *c, const char *path, uint32_t mode)
+{
+    struct rfs_req req = { .mode = mode & 07777 };
+    struct rfs_call k;
+    return path_call(c, RFS_OP_MKDIR, &req, path, &k);
+}
+
+int rfs_rmdir(struct rfs_client *c, const char *path)
+{
+    struct rfs_req req = { 0 };
+    struct rfs_call k;
+    return path_call(c, RFS_OP_RMDIR, &req, path, &k);
+}
+
+int rfs_rename(struct rfs_client *c, const char *from, const char *to, uint32_t flags)
+{
+    size_t n = strlen(from), m = strlen(to);
+    if (n == 0 || m == 0)
+        return RFS_E_INVAL;
+    if (n > RFS_MAX_PATH || m > RFS_MAX_PATH)
+        return RFS_E_NAMETOOLONG;
+    char *both = malloc(n + m);
+    if (!both)
+        return -ENOMEM;
+    memcpy(both, from, n);
+    memcpy(both + n, to, m);
+    struct rfs_req req = { .flags = flags, .aux = (uint32_t) n, .length = m };
+    struct rfs_call k = { .op = RFS_OP_RENAME, .req = req, .out = both, .out_len = n + m };
+    int rc = call(c, &k);
+    free(both);
+    return rc;
+}
+
+int rfs_setattr(struct rfs_client *c, const char *path, uint32_t flags, uint32_t mode,
+                int64_t atime_ns, int64_t mtime_ns)
+{
+    if (atime_ns < 0 || mtime_ns < 0)
+        return RFS_E_INVAL;
+    struct rfs_req req = { .flags = flags, .mode = mode & 07777, .offset = (uint64_t) atime_ns,
+                           .length = (uint64_t) mtime_ns };
+    struct rfs_call k;
+    return path_call(c, RFS_OP_SETATTR, &req, path, &k);
+}
+
 int rfs_prealloc(struct rfs_client *c, uint32_t handle, uint64_t offset, uint64_t len)
 {
     struct rfs_call k;

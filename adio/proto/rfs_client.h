@@ -110,6 +110,23 @@ int rfs_vread(struct rfs_client *c, uint32_t handle, void *buf, uint64_t len, ui
               uint64_t *done);
 int rfs_vwrite(struct rfs_client *c, uint32_t handle, const void *buf, uint64_t len,
                uint64_t pos);
+/*
+ * The namespace extension (docs/protocol.md), by path. A server without it
+ * answers the first such call RFS_E_PROTO and closes the connection.
+ */
+int rfs_stat_path(struct rfs_client *c, const char *path, struct rfs_stat_rec *st);
+/* Entries of directory PATH from `index` on, at most `room` bytes of them
+ * into buf (rfs_dirent_decode reads them); *next: the index to ask for
+ * next; *used 0: no entry is left. */
+int rfs_readdir(struct rfs_client *c, const char *path, uint64_t index, void *buf,
+                uint64_t room, uint64_t *next, uint64_t *used);
+int rfs_mkdir(struct rfs_client *c, const char *path, uint32_t mode);
+int rfs_rmdir(struct rfs_client *c, const char *path);
+/* flags: RFS_RENAME_NOREPLACE */
+int rfs_rename(struct rfs_client *c, const char *from, const char *to, uint32_t flags);
+/* flags: RFS_SET_*; times in ns since the epoch, as they say */
+int rfs_setattr(struct rfs_client *c, const char *path, uint32_t flags, uint32_t mode,
+                int64_t atime_ns, int64_t mtime_ns);
 /* kind: RFS_LOCK_READ/WRITE/UNLOCK; len 0 means to the end of the file. */
 int rfs_lock(struct rfs_client *c, uint32_t handle, uint32_t kind, uint64_t offset,
              uint64_t len, int wait);

@@ -85,6 +85,85 @@ static int range_ok(uint64_t offset, uint64_t length)
     return offset <= (uint64_t) INT64_MAX && length <= (uint64_t) INT64_MAX - offset;
 }
 
+void rfs_stat_encode(const struct rfs_stat_rec *s, uint8_t out[RFS_STAT_SIZE])
+{
+    le_put32(out, s->type);
+    le_put32(out + 4, s->perm);
+    le_put64(out + 8, s->size);
+    le_put64(out + 16, s->blocks);
+    le_put64(out + 24, (uint64_t) s->atime_ns);
+    le_put64(out + 32, (uint64_t) s->mtime_ns);
+    le_put64(out + 40, (uint64_t) s->ctime_ns);
+}
+
+int rfs_stat_decode(const uint8_t in[RFS_STAT_SIZE], struct rfs_stat_rec *s)
+{
+    s->type = le_get32(in);
+    s->perm = le_get32(in + 4);
+    s->size = le_get64(in + 8);
+    s->blocks = le_get64(in + 16);
+    s->atime_ns = (int64_t) le_get64(in + 24);
+    s->mtime_ns = (int64_t) le_get64(in + 32);
+    s->ctime_ns = (int64_t) le_get64(in + 40);
+    if (s->type < RFS_TYPE_REG || s->type > RFS_TYPE_OTHER || s->perm & ~07777u ||
+        s->size > (uint64_t) INT64_MAX || s->blocks > (uint64_t) INT64_MAX)
+        return RFS_E_PROTO;
+    return RFS_OK;
+}
+
+size_t rfs_dirent_encode(uint32_t type, const char *name, size_t name_len, uint8_t *out)
+{
+    out[0] = (uint8_t) type;
+    le_put16(out + 1, (uint16_t) name_len);
+    memcpy(out + RFS_DIRENT_FIXED, name, name_len);
+    return RFS_DIRENT_FIXED + name_len;
+}
+
+size_t rfs_dirent_decode(const uint8_t *in, size_t avail, uint32_t *type, const char **name,
+                         size_t *name_len)
+{
+    if (avail < RFS_DIRENT_FIXED)
+        return 0;
+    size_t n = le_get16(in + 1);
+    const char *s = (const char *) in + RFS_DIRENT_FIXED;
+    if (in[0] < RFS_TYPE_REG || in[0] > RFS_TYPE_OTHER || n == 0 || n > RFS_MAX_NAME ||
+        n > avail - RFS_DIRENT_FIXED || memchr(s, '/', n) || memchr(s, '\0', n) ||
+        (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+        return 0;
+    *type = in[0];
+    *name = s;
+    *name_len = n;
+    return RFS_DIRENT_FIXED + n;
+}
+
+int rfs_op_has_path(unsigned op)
+{
+    return op == RFS_OP_OPEN || op == RFS_OP_UNLINK || (op >= RFS_OP_FIRST_NS && op < RFS_OP_END);
+}
+
+/* The namespace operations' own checks; the path lengths were checked. */
+static int validate_ns(const struct rfs_hdr *h, const struct rfs_req *r)
+{
+    switch (h->op) {
+    case RFS_OP_READDIR:
+        if (r->length == 0 || r->length > RFS_MAX_DATA || r->offset > (uint64_t) INT64_MAX)
+            return RFS_E_INVAL;
+        break;
+    case RFS_OP_RENAME:
+        if (r->flags & ~RFS_RENAME_NOREPLACE)
+            return RFS_E_INVAL;
+        break;
+    case RFS_OP_SETATTR:
+        if (r->flags & ~RFS_SET_KNOWN || r->flags == 0 || r->mode & ~07777u ||
+            r->offset > (uint64_t) INT64_MAX || r->length > (uint64_t) INT64_MAX)
+            return RFS_E_INVAL;
+        break;
+    default:
+        break;
+    }
+    return RFS_OK;
+}
+
 int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
 {
     if (h->op & RFS_REPLY || h->op == 0 || h->op >= RFS_OP_END || h->status != 0)
@@ -93,6 +172,15 @@ int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
         return RFS_E_PROTO;
     uint64_t var = h->len - RFS_REQ_FIXED;
 
+    if (h->op >= RFS_OP_FIRST_NS) {
+        /* RENAME's two paths: `aux` and `length` bytes; the others' one: `aux` */
+        uint64_t second = h->op == RFS_OP_RENAME ? r->length : 0;
+        if (r->aux > RFS_MAX_PATH || second > RFS_MAX_PATH)
+            return RFS_E_TOOBIG;
+        if (var != r->aux + second || r->aux == 0 || (h->op == RFS_OP_RENAME && second == 0))
+            return RFS_E_PROTO;
+        return validate_ns(h, r);
+    }
     switch (h->op) {
     case RFS_OP_OPEN:
     case RFS_OP_UNLINK:
@@ -212,6 +300,7 @@ int rfs_status_from_errno(int err)
     case EDEADLK: return RFS_E_DEADLK;
     case ENOMEM: return RFS_E_NOMEM;
     case EFBIG: return RFS_E_FBIG;
+    case ENOTEMPTY: return RFS_E_NOTEMPTY;
     default: return RFS_E_IO;
     }
 }
@@ -225,7 +314,7 @@ int rfs_errno_from_status(int status)
         [RFS_E_INVAL] = EINVAL, [RFS_E_BADF] = EBADF, [RFS_E_IO] = EIO, [RFS_E_PROTO] = EPROTO,
         [RFS_E_TOOBIG] = EMSGSIZE, [RFS_E_ESCAPE] = EXDEV, [RFS_E_NOLCK] = ENOLCK,
         [RFS_E_DEADLK] = EDEADLK, [RFS_E_NOMEM] = ENOMEM, [RFS_E_FBIG] = EFBIG,
-        [RFS_E_BUSY] = EBUSY, [RFS_E_AUTH] = EACCES,
+        [RFS_E_BUSY] = EBUSY, [RFS_E_AUTH] = EACCES, [RFS_E_NOTEMPTY] = ENOTEMPTY,
     };
     return status >= 0 && status < RFS_E_END ? err[status] : EIO;
 }
@@ -255,6 +344,7 @@ const char *rfs_status_str(int status)
         [RFS_E_FBIG] = "file too large",
         [RFS_E_BUSY] = "server busy: connection limit reached",
         [RFS_E_AUTH] = "authentication failed: no key, an unknown key or a wrong secret",
+        [RFS_E_NOTEMPTY] = "directory not empty",
     };
     return status >= 0 && status < RFS_E_END ? names[status] : "unknown status";
 }
@@ -268,7 +358,10 @@ const char *rfs_op_name(unsigned op)
         [RFS_OP_LOCK] = "lock", [RFS_OP_SETVIEW] = "set view", [RFS_OP_VREAD] = "view read",
         [RFS_OP_VWRITE] = "view write", [RFS_OP_LAYOUT] = "layout",
         [RFS_OP_LREAD] = "list read", [RFS_OP_LWRITE] = "list write", [RFS_OP_AUTH] = "auth",
-        [RFS_OP_COLL] = "collective",
+        [RFS_OP_COLL] = "collective", [RFS_OP_STAT] = "stat by path",
+        [RFS_OP_READDIR] = "read directory", [RFS_OP_MKDIR] = "make directory",
+        [RFS_OP_RMDIR] = "remove directory", [RFS_OP_RENAME] = "rename",
+        [RFS_OP_SETATTR] = "set attributes",
     };
     op &= ~RFS_REPLY;
     return op > 0 && op < RFS_OP_END ? names[op] : "unknown";

@@ -57,8 +57,49 @@ enum rfs_op {
     RFS_OP_COLL,            /* the handle's next V* or L* request is part of collective
                                call `offset` of group `length`: `aux` participants, this
                                one is `flags`; mode RFS_COLL_KEEP: keep the call's data hot */
+    /* The namespace extension (docs/protocol.md "Namespace operations"): by
+     * path, no handle; a server without it answers RFS_E_PROTO and closes. */
+    RFS_OP_STAT,            /* reply data: an RFS_STAT_SIZE record (rfs_stat_rec) */
+    RFS_OP_READDIR,         /* entries from index `offset`, at most `length` bytes of them;
+                               reply value: the index after the last one sent */
+    RFS_OP_MKDIR,           /* mode: permissions */
+    RFS_OP_RMDIR,
+    RFS_OP_RENAME,          /* data: old path (`aux` bytes), new path (`length` bytes);
+                               flags RFS_RENAME_NOREPLACE */
+    RFS_OP_SETATTR,         /* flags RFS_SET_*: mode, atime `offset`, mtime `length` (ns) */
     RFS_OP_END
 };
+
+/* The first op of the namespace extension: a client asks for it before
+ * relying on it, so that an old server's refusal names what is missing. */
+#define RFS_OP_FIRST_NS RFS_OP_STAT
+
+/* RENAME flags */
+#define RFS_RENAME_NOREPLACE 1u
+/* SETATTR flags */
+#define RFS_SET_MODE       1u
+#define RFS_SET_ATIME      2u
+#define RFS_SET_MTIME      4u
+#define RFS_SET_ATIME_NOW  8u
+#define RFS_SET_MTIME_NOW  16u
+#define RFS_SET_KNOWN      31u
+
+/* STAT's record: what a POSIX view of the file needs (owners are the
+ * viewer's own: the server's are not meaningful to the client). */
+#define RFS_STAT_SIZE 48
+#define RFS_TYPE_REG   1u
+#define RFS_TYPE_DIR   2u
+#define RFS_TYPE_OTHER 3u
+struct rfs_stat_rec {
+    uint32_t type;          /* RFS_TYPE_* */
+    uint32_t perm;          /* permission bits (07777) */
+    uint64_t size;
+    uint64_t blocks;        /* 512-byte blocks allocated */
+    int64_t atime_ns, mtime_ns, ctime_ns;   /* since the epoch */
+};
+/* READDIR's entries: type u8, name length u16, the name (no NUL). */
+#define RFS_DIRENT_FIXED 3
+#define RFS_MAX_NAME     255
 
 /* OPEN flags */
 #define RFS_O_RDONLY   0u
@@ -102,6 +143,7 @@ enum rfs_status {
     RFS_E_FBIG,             /* file too large */
     RFS_E_BUSY,             /* server at its connection limit (the refusal frame) */
     RFS_E_AUTH,             /* not authenticated: no or wrong key (the server closes) */
+    RFS_E_NOTEMPTY,         /* directory not empty (namespace extension) */
     RFS_E_END
 };
 
@@ -144,6 +186,18 @@ void rfs_rep_encode(const struct rfs_rep *r, uint8_t out[RFS_REP_FIXED]);
 void rfs_rep_decode(const uint8_t in[RFS_REP_FIXED], struct rfs_rep *r);
 void rfs_pair_encode(uint64_t offset, uint64_t length, uint8_t out[RFS_PAIR_SIZE]);
 void rfs_pair_decode(const uint8_t in[RFS_PAIR_SIZE], uint64_t *offset, uint64_t *length);
+void rfs_stat_encode(const struct rfs_stat_rec *s, uint8_t out[RFS_STAT_SIZE]);
+/* 0, or RFS_E_PROTO for a record no server sends. */
+int rfs_stat_decode(const uint8_t in[RFS_STAT_SIZE], struct rfs_stat_rec *s);
+/* One READDIR entry at out (room: RFS_DIRENT_FIXED + name length); the
+ * bytes taken. */
+size_t rfs_dirent_encode(uint32_t type, const char *name, size_t name_len, uint8_t *out);
+/* The entry at in[0..avail): its type, name (not NUL-terminated) and
+ * length; the bytes it takes, or 0 for a malformed one. */
+size_t rfs_dirent_decode(const uint8_t *in, size_t avail, uint32_t *type, const char **name,
+                         size_t *name_len);
+/* Whether a request of op carries paths in its variable part. */
+int rfs_op_has_path(unsigned op);
 
 /*
  * Server side: check a request header and fixed part together. Returns 0

@@ -5,6 +5,7 @@
 #include "server/rfs_dispatch.h"
 
 #include "server/rfs_fileops.h"
+#include "server/rfs_nsops.h"
 #include "server/rfs_view_io.h"
 
 /* Reads need a handle opened for reading, writes one opened for writing. */
@@ -85,6 +86,10 @@ void rfs_dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *r, 
     }
     if (op == RFS_OP_UNLINK) {
         rfs_file_unlink(ss, r, res);
+        return;
+    }
+    if (op >= RFS_OP_FIRST_NS) {
+        rfs_ns_op(ss, op, r, res);
         return;
     }
     int fd = ss->fd[r->handle];

@@ -44,7 +44,7 @@ static int send_reply(struct rfs_session *ss, uint16_t op, uint32_t tag,
  * that once it knows it. */
 static uint64_t reply_bound(const struct rfs_session *ss, uint16_t op, const struct rfs_req *r)
 {
-    if (op == RFS_OP_PREAD || op == RFS_OP_LREAD ||
+    if (op == RFS_OP_PREAD || op == RFS_OP_LREAD || op == RFS_OP_READDIR ||
         (op == RFS_OP_VREAD && !ss->layout[r->handle].stripes.factor))
         return r->length;
     return 0;
@@ -112,6 +112,17 @@ static int admit(struct rfs_session *ss, const struct rfs_hdr *h, const struct r
     return 0;
 }
 
+/* The request's path, or RENAME's two (aux bytes, then the rest). */
+static int paths_validate(uint16_t op, const struct rfs_req *r, const uint8_t *data,
+                          uint64_t var)
+{
+    const char *p = (const char *) data;
+    if (op != RFS_OP_RENAME)
+        return rfs_path_validate(p, (size_t) var);
+    int rc = rfs_path_validate(p, r->aux);
+    return rc ? rc : rfs_path_validate(p + r->aux, (size_t) (var - r->aux));
+}
+
 /* Read the request's data and perform it; < 0 (answered where there is
  * something to say) when the connection must end. */
 static int perform(struct rfs_session *ss, const struct rfs_hdr *h, const struct rfs_req *r,
@@ -125,8 +136,8 @@ static int perform(struct rfs_session *ss, const struct rfs_hdr *h, const struct
         if (rc < 0)
             return rc;
     }
-    if (res->status == RFS_OK && (h->op == RFS_OP_OPEN || h->op == RFS_OP_UNLINK))
-        res->status = rfs_path_validate((const char *) ss->buf, var);
+    if (res->status == RFS_OK && rfs_op_has_path(h->op))
+        res->status = paths_validate(h->op, r, ss->buf, var);
     if (res->status == RFS_OK && h->op == RFS_OP_AUTH) {
         int rc = rfs_server_auth(ss, r, res);
         if (rc < 0) {

@@ -8,6 +8,14 @@
  * walk_beneath resolves one component at a time from directory
  * descriptors, never following a link it has not read itself, so that a
  * concurrent change fails closed instead of escaping.
+ *
+ * Symlinks (one rule, docs/protocol.md): a relative link is followed where
+ * it stays beneath the root; an absolute link is followed when its target
+ * names a place beneath the root's own location (so an export's absolute
+ * links into itself work, `--root /` included), resolved again from the
+ * root; any other leads outside and gives EXDEV. openat2 refuses every
+ * absolute link, so a path it refuses is walked again by walk_beneath,
+ * which knows the rule.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -53,22 +61,55 @@ static int last_component(const char *rest)
     return *rest == '\0';
 }
 
-/* Replace "name/rest" by "target/rest" in buf; 0 or -errno. */
-static int splice_link(int dirfd, const char *name, const char *rest, char *buf, size_t len)
+/* Where the root is in the host's file system ("" for "/"); 0 or -errno. */
+static int root_location(int root_fd, char *out, size_t len)
+{
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", root_fd);
+    ssize_t n = readlink(proc, out, len - 1);
+    if (n < 0)
+        return -errno;
+    if ((size_t) n == len - 1)
+        return -ENAMETOOLONG;
+    out[n] = '\0';
+    if (strcmp(out, "/") == 0)
+        out[0] = '\0';
+    return 0;
+}
+
+/* An absolute link's target beneath the root, as a path from the root;
+ * NULL when it leads elsewhere. */
+static const char *beneath_root(int root_fd, const char *target)
+{
+    char root[4097];
+    if (root_location(root_fd, root, sizeof root) < 0)
+        return NULL;
+    size_t n = strlen(root);
+    if (strncmp(target, root, n) != 0 || (target[n] != '/' && target[n] != '\0'))
+        return NULL;
+    return target + n;
+}
+
+/* Replace "name/rest" by "target/rest" in buf; 1 when the target is an
+ * absolute one beneath the root (buf then goes from the root), 0 for a
+ * relative one, or -errno. */
+static int splice_link(int root_fd, int dirfd, const char *name, const char *rest, char *buf,
+                       size_t len)
 {
     char target[4097];
     ssize_t n = readlinkat(dirfd, name, target, sizeof target - 1);
     if (n < 0)
         return -errno;
     target[n] = '\0';
-    if (target[0] == '/')
-        return -EXDEV;              /* an absolute link always leaves the root */
+    const char *from = target;
+    if (target[0] == '/' && !(from = beneath_root(root_fd, target)))
+        return -EXDEV;
     char tmp[2 * 4097 + 2];
-    int m = snprintf(tmp, sizeof tmp, "%s/%s", target, rest);
+    int m = snprintf(tmp, sizeof tmp, "%s/%s", from, rest);
     if (m < 0 || (size_t) m >= len)
         return -ENAMETOOLONG;
     memcpy(buf, tmp, (size_t) m + 1);
-    return 0;
+    return target[0] == '/';
 }
 
 static int walk_beneath(int root_fd, const char *path, int oflags, mode_t mode)
@@ -106,9 +147,12 @@ static int walk_beneath(int root_fd, const char *path, int oflags, mode_t mode)
             else if (++links > MAX_LINKS)
                 rc = -ELOOP;
             else
-                rc = splice_link(dirfd, name, rest, buf, sizeof buf);
+                rc = splice_link(root_fd, dirfd, name, rest, buf, sizeof buf);
             if (rc < 0)
                 goto out;
+            if (rc == 1)
+                while (depth > 0)
+                    close(stack[--depth]);
             rest = buf;
             continue;
         }
@@ -146,9 +190,10 @@ static int open_beneath(int root_fd, const char *path, int oflags, mode_t mode)
     };
     if (atomic_load(&have_openat2)) {
         long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof how);
-        if (fd >= 0 || errno != ENOSYS)
+        if (fd >= 0 || (errno != ENOSYS && errno != EXDEV))
             return fd < 0 ? -errno : (int) fd;
-        atomic_store(&have_openat2, 0);
+        if (errno == ENOSYS)
+            atomic_store(&have_openat2, 0);
     }
     return walk_beneath(root_fd, path, oflags, mode);
 }
@@ -189,23 +234,105 @@ int rfs_path_open_dir(int root_fd, const char *path)
     return open_beneath(root_fd, relative(path), O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 }
 
-int rfs_path_unlink(int root_fd, const char *path)
+/* The directory holding PATH's last component, opened beneath the root
+ * (the link itself is what the caller acts on, not its target); *base
+ * points at that component in PATH. A descriptor or -errno. */
+static int open_parent(int root_fd, const char *path, const char **base)
 {
     char dir[4097];
     const char *rel = relative(path);
     const char *slash = strrchr(rel, '/');
-    const char *base = slash ? slash + 1 : rel;
-    if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+    *base = slash ? slash + 1 : rel;
+    if (!**base || strcmp(*base, ".") == 0 || strcmp(*base, "..") == 0)
         return -EINVAL;
     size_t dlen = slash ? (size_t) (slash - rel) : 0;
     if (dlen >= sizeof dir)
         return -ENAMETOOLONG;
     memcpy(dir, rel, dlen);
     dir[dlen] = '\0';
-    int dfd = open_beneath(root_fd, dlen ? dir : ".", O_PATH | O_DIRECTORY, 0);
+    return open_beneath(root_fd, dlen ? dir : ".", O_PATH | O_DIRECTORY, 0);
+}
+
+static int remove_entry(int root_fd, const char *path, int flags)
+{
+    const char *base;
+    int dfd = open_parent(root_fd, path, &base);
     if (dfd < 0)
         return dfd;
-    int rc = unlinkat(dfd, base, 0) < 0 ? -errno : 0;
+    int rc = unlinkat(dfd, base, flags) < 0 ? -errno : 0;
     close(dfd);
+    return rc;
+}
+
+int rfs_path_unlink(int root_fd, const char *path)
+{
+    return remove_entry(root_fd, path, 0);
+}
+
+int rfs_path_rmdir(int root_fd, const char *path)
+{
+    return remove_entry(root_fd, path, AT_REMOVEDIR);
+}
+
+int rfs_path_mkdir(int root_fd, const char *path, mode_t mode)
+{
+    const char *base;
+    int dfd = open_parent(root_fd, path, &base);
+    if (dfd < 0)
+        return dfd;
+    int rc = mkdirat(dfd, base, mode) < 0 ? -errno : 0;
+    close(dfd);
+    return rc;
+}
+
+int rfs_path_rename(int root_fd, const char *from, const char *to, int noreplace)
+{
+    const char *from_base, *to_base;
+    int from_dfd = open_parent(root_fd, from, &from_base);
+    if (from_dfd < 0)
+        return from_dfd;
+    int to_dfd = open_parent(root_fd, to, &to_base);
+    if (to_dfd < 0) {
+        close(from_dfd);
+        return to_dfd;
+    }
+    int rc = renameat2(from_dfd, from_base, to_dfd, to_base, noreplace ? RENAME_NOREPLACE : 0);
+    rc = rc < 0 ? -errno : 0;
+    close(to_dfd);
+    close(from_dfd);
+    return rc;
+}
+
+int rfs_path_stat(int root_fd, const char *path, struct stat *st)
+{
+    int fd = open_beneath(root_fd, relative(path), O_PATH, 0);
+    if (fd < 0)
+        return fd;
+    int rc = fstat(fd, st) < 0 ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+int rfs_path_open_listing(int root_fd, const char *path)
+{
+    return open_beneath(root_fd, relative(path), O_RDONLY | O_DIRECTORY, 0);
+}
+
+int rfs_path_setattr(int root_fd, const char *path, const mode_t *mode,
+                     const struct timespec times[2])
+{
+    /* chmod and utimensat through the descriptor's /proc name: they act
+     * on the file the confined open found, not on a path resolved again */
+    int fd = open_beneath(root_fd, relative(path), O_PATH, 0);
+    if (fd < 0)
+        return fd;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    int rc = 0;
+    if (mode && chmod(proc, *mode) < 0)
+        rc = -errno;
+    if (rc == 0 && times && utimensat(AT_FDCWD, proc, times, 0) < 0)
+        rc = -errno;
+    close(fd);
     return rc;
 }
