@@ -167,6 +167,12 @@ $(FOBJ)/rfsd: $(call objs,rfsd/rfsd.c $(SERVER_SRC) $(CORE_SRC))
 $(FOBJ)/rdma-resync: $(call objs,rfsd/rdma_resync.c $(CORE_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
+MOUNT_SRC := mount/rfs_mount.c mount/mount_common.c mount/mount_rfs.c mount/mount_rdma.c \
+             adio/mount/mount_desc.c
+$(FOBJ)/o/mount/%.o: CPPFLAGS += $(shell pkg-config --cflags fuse3 2>/dev/null)
+$(FOBJ)/rfs-mount: $(call objs,$(MOUNT_SRC) $(CORE_SRC))
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lfuse3
+
 $(FOBJ)/test_%: $(call objs,test/unit/test_%.c test/unit/unit_util.c $(SERVER_SRC) $(CORE_SRC) $(ABT_SRC))
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
 
@@ -183,8 +189,8 @@ $(FOBJ)/test_dtype_mpi: test/unit/test_dtype_mpi.c common/dtype_mpi.c $(DTYPE_SR
 	$(BUILD_PREFIX)/bin/mpicc $(CPPFLAGS) -Icommon $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -lcmocka
 
 # Installed only when it differs: a make with nothing changed touches nothing.
-rfsd: mpich $(FOBJ)/rfsd $(FOBJ)/rdma-resync
-	@for p in rfsd rdma-resync; do cmp -s $(FOBJ)/$$p $(BUILD_PREFIX)/bin/$$p || \
+rfsd: mpich $(FOBJ)/rfsd $(FOBJ)/rdma-resync $(FOBJ)/rfs-mount
+	@for p in rfsd rdma-resync rfs-mount; do cmp -s $(FOBJ)/$$p $(BUILD_PREFIX)/bin/$$p || \
 	    install -m 755 $(FOBJ)/$$p $(BUILD_PREFIX)/bin/$$p; done
 
 # The cached MPICH tree is relocated into PREFIX (scripts/install.sh says

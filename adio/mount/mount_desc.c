@@ -1,0 +1,133 @@
+/*
+ * rfs-mount's descriptor of a path (mount_desc.h).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "mount/mount_desc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <sys/xattr.h>
+
+static const char *const known_hints[] = {
+    "rdma_servers", "rfs_key_file", "rfs_transport", "rfs_tls_ca", NULL
+};
+
+int mount_desc_hint_known(const char *key)
+{
+    for (int i = 0; known_hints[i]; i++)
+        if (strcmp(key, known_hints[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int mount_desc_add_hint(struct mount_desc *d, const char *key, const char *value)
+{
+    if (!mount_desc_hint_known(key))
+        return -EINVAL;
+    if (d->nhints == MOUNT_DESC_HINTS || strlen(value) >= MOUNT_DESC_VALUE ||
+        strchr(value, '\n'))
+        return -ENOSPC;
+    struct mount_hint *h = &d->hint[d->nhints++];
+    snprintf(h->key, sizeof h->key, "%s", key);
+    snprintf(h->value, sizeof h->value, "%s", value);
+    return 0;
+}
+
+const char *mount_desc_hint(const struct mount_desc *d, const char *key)
+{
+    for (uint32_t i = 0; i < d->nhints; i++)
+        if (strcmp(d->hint[i].key, key) == 0)
+            return d->hint[i].value;
+    return NULL;
+}
+
+int mount_desc_format(const struct mount_desc *d, char *out, size_t size)
+{
+    int n = snprintf(out, size, "name=%s\n", d->name);
+    for (uint32_t i = 0; i < d->nhints && n >= 0 && (size_t) n < size; i++)
+        n += snprintf(out + n, size - (size_t) n, "%s=%s\n", d->hint[i].key, d->hint[i].value);
+    return n < 0 || (size_t) n >= size ? -ENOSPC : n;
+}
+
+/* One "key=value" line of in[0..len) from *at on; 0, 1 at the end, or
+ * -EINVAL. */
+static int next_line(const char *in, size_t len, size_t *at, char *key, size_t key_size,
+                     char *value, size_t value_size)
+{
+    if (*at == len)
+        return 1;
+    const char *line = in + *at, *end = memchr(line, '\n', len - *at);
+    if (!end)
+        return -EINVAL;
+    const char *eq = memchr(line, '=', (size_t) (end - line));
+    if (!eq || eq == line || (size_t) (eq - line) >= key_size ||
+        (size_t) (end - eq - 1) >= value_size || memchr(line, '\0', (size_t) (end - line)))
+        return -EINVAL;
+    memcpy(key, line, (size_t) (eq - line));
+    key[eq - line] = '\0';
+    memcpy(value, eq + 1, (size_t) (end - eq - 1));
+    value[end - eq - 1] = '\0';
+    *at = (size_t) (end - in) + 1;
+    return 0;
+}
+
+int mount_desc_parse(const char *in, size_t len, struct mount_desc *d)
+{
+    char key[32], value[MOUNT_DESC_NAME];
+    size_t at = 0;
+    memset(d, 0, sizeof *d);
+    if (len > MOUNT_DESC_MAX ||
+        next_line(in, len, &at, key, sizeof key, d->name, sizeof d->name) != 0 ||
+        strcmp(key, "name") != 0 ||
+        (strncmp(d->name, "rdma:/", 6) != 0 && strncmp(d->name, "rfs:", 4) != 0))
+        return -EINVAL;
+    int rc;
+    while ((rc = next_line(in, len, &at, key, sizeof key, value, MOUNT_DESC_VALUE)) == 0)
+        if (mount_desc_add_hint(d, key, value) != 0 || strlen(value) == 0)
+            return -EINVAL;
+    return rc == 1 ? 0 : -EINVAL;
+}
+
+/* The descriptor held by PATH itself; 0, -ENOENT, -EINVAL. */
+static int desc_at(const char *path, struct mount_desc *d)
+{
+    struct statfs fs;
+    char text[MOUNT_DESC_MAX];
+    if (statfs(path, &fs) < 0)
+        return -errno;
+    if ((uint32_t) fs.f_type != MOUNT_FUSE_MAGIC)
+        return -ENOENT;
+    ssize_t n = getxattr(path, MOUNT_DESC_XATTR, text, sizeof text);
+    if (n < 0)
+        return errno == ENOENT ? -ENOENT : errno == ENODATA || errno == ENOTSUP ? -ENOENT
+                                                                                : -errno;
+    return mount_desc_parse(text, (size_t) n, d);
+}
+
+int mount_desc_of_path(const char *path, struct mount_desc *d)
+{
+    int rc = desc_at(path, d);
+    if (rc != -ENOENT)
+        return rc;
+    /* not there yet: its directory's name and this base name */
+    char dir[MOUNT_DESC_NAME];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t dlen = slash ? (size_t) (slash - path) : 0;
+    if (!*base || dlen >= sizeof dir)
+        return -ENOENT;
+    memcpy(dir, path, dlen);
+    dir[dlen] = '\0';
+    if ((rc = desc_at(slash ? (dlen ? dir : "/") : ".", d)) != 0)
+        return rc;
+    size_t n = strlen(d->name);
+    int sep = n > 0 && d->name[n - 1] != '/';
+    if (n + (size_t) sep + strlen(base) >= sizeof d->name)
+        return -EINVAL;
+    snprintf(d->name + n, sizeof d->name - n, "%s%s", sep ? "/" : "", base);
+    return 0;
+}
