@@ -116,7 +116,9 @@ static void open_file(ADIO_File fd, const struct stripe_layout *known, int *erro
 
 void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
 {
-    open_file(fd, NULL, error_code);
+    *error_code = rfs_adio_mount_name(fd, "rdma:", "ADIOI_RDMA_OPEN");
+    if (*error_code == MPI_SUCCESS)
+        open_file(fd, NULL, error_code);
 }
 
 /* What the collective open's root tells the others. */
@@ -147,6 +149,9 @@ void ADIOI_RDMA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
     memset(&r, 0, sizeof r);
     fd->blksize = 4 * 1024 * 1024;      /* as ROMIO's generic open, for its file domains */
     fd->access_mode = access_mode;
+    *error_code = rfs_adio_mount_name_coll(fd, root, "rdma:", myname);
+    if (*error_code != MPI_SUCCESS)
+        return;
     if (rank == root) {
         open_file(fd, NULL, error_code);
         root_result(fd, *error_code, &r);

@@ -1,11 +1,13 @@
-/* Delete: ROMIO passes only the name; the UNLINK goes over a connection
- * to the server that open files share, or one made for it. */
+/* Delete: ROMIO passes only the name (of a path on an rfs-mount: the
+ * mount says how to reach it); the UNLINK goes over a connection to the
+ * server that open files share, or one made for it. */
 #include <string.h>
 
 #include "ad_rfs.h"
 #include "adio_extern.h"
+#include "rfs_adio.h"
 
-void ADIOI_RFS_Delete(const char *filename, int *error_code)
+static void delete_named(const char *filename, MPI_Info info, int *error_code)
 {
     static char myname[] = "ADIOI_RFS_DELETE";
     ADIOI_RFS_File f;
@@ -19,8 +21,8 @@ void ADIOI_RFS_Delete(const char *filename, int *error_code)
         return;
     }
     f.timeout_s = ADIOI_RFS_DEFAULT_TIMEOUT;
-    /* No hints here: the environment says how to connect. */
-    *error_code = rfs_adio_security_init(MPI_INFO_NULL, myname, &f.sec);
+    /* No hints here but a mount's: the environment says how to connect. */
+    *error_code = rfs_adio_security_init(info, myname, &f.sec);
     if (*error_code != MPI_SUCCESS)
         return;
     int rc = ADIOI_RFS_Connect(&f);
@@ -29,4 +31,16 @@ void ADIOI_RFS_Delete(const char *filename, int *error_code)
     *error_code = ADIOI_RFS_Error(rc, myname, &f, "delete");
     ADIOI_RFS_Disconnect(&f);
     rfs_adio_security_fini(&f.sec);
+}
+
+void ADIOI_RFS_Delete(const char *filename, int *error_code)
+{
+    char name[MOUNT_DESC_NAME];
+    MPI_Info info;
+    *error_code = rfs_adio_mount_delete_name(filename, "rfs:", "ADIOI_RFS_DELETE", name,
+                                             sizeof name, &info);
+    if (*error_code == MPI_SUCCESS)
+        delete_named(name, info, error_code);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
 }

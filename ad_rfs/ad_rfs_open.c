@@ -26,6 +26,11 @@ void ADIOI_RFS_Open(ADIO_File fd, int *error_code)
 
     fd->fd_sys = -1;
     fd->fd_direct = -1;
+    *error_code = rfs_adio_mount_name(fd, "rfs:", myname);
+    if (*error_code != MPI_SUCCESS) {
+        ADIOI_Free(f);
+        return;
+    }
     if (ADIOI_RFS_Parse_name(fd->filename, f->host, sizeof f->host, f->port, sizeof f->port,
                              &f->path) != 0) {
         *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,

@@ -29,7 +29,8 @@ noinst_HEADERS +=                       \
     adio/netcore/abt/abt_model.h            \
     adio/netcore/abt/abt_sink.h             \
     adio/netcore/stripe/stripe.h            \
-    adio/netcore/stripe/stripe_file.h
+    adio/netcore/stripe/stripe_file.h       \
+    adio/netcore/mount/mount_desc.h
 
 romio_other_sources +=                  \
     adio/netcore/net/net_tcp.c          \
@@ -50,6 +51,7 @@ romio_other_sources +=                  \
     adio/netcore/proto/rfs_client.c     \
     adio/netcore/proto/rfs_shared.c     \
     adio/netcore/proto/rfs_auth.c       \
+    adio/netcore/mount/mount_desc.c     \
     adio/netcore/dtype/dtype.c          \
     adio/netcore/dtype/dtype_iter.c     \
     adio/netcore/dtype/dtype_wire.c     \

@@ -21,6 +21,7 @@ romio_other_sources +=                      \
     adio/suite_common/dtype_view.c          \
     adio/suite_common/adio_hints.c          \
     adio/suite_common/rfs_adio.c            \
+    adio/suite_common/mount_adio.c          \
     adio/suite_common/romio_compat.c
 
 endif BUILD_NETCORE

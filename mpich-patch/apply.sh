@@ -28,4 +28,5 @@ esac
 echo "romio-patch: MPICH $version"
 
 register_drivers "$src/src/mpi/romio" "$repo"
+hook_mount_detection "$src/src/mpi/romio"
 mark_version "$src/src/mpi/romio" "$version"

@@ -135,6 +135,40 @@ register_prefix_rows4() {
         "    \"$2\",    /* romio-drivers-suite */"
 }
 
+# hook_mount_detection ROMIO: ROMIO's file system detection asks the suite
+# first whether a plain path lies on an rfs-mount (common/mount_adio.c): such
+# a path goes to the rdma: or rfs: driver as if it had the prefix. One anchor
+# in every ROMIO this patch knows: the body of ADIO_FileSysType_fncall.
+hook_mount_detection() {
+    local f=$1/adio/common/ad_fstype.c
+    python3 - "$f" <<'PY' || die "ADIO_FileSysType_fncall's body not found in $f"
+import re, sys
+path = sys.argv[1]
+lines = open(path).read().split('\n')
+sig = re.compile(r'^static void ADIO_FileSysType_fncall\(const char \*filename, int \*fstype,')
+for i, line in enumerate(lines):
+    if sig.match(line) and not line.rstrip().endswith(';') and \
+            not lines[i + 1].rstrip().endswith(';'):
+        body = next(j for j in range(i, i + 3) if lines[j].strip() == '{')
+        lines[body + 1:body + 1] = [
+            '#if defined(ROMIO_RDMA) || defined(ROMIO_RFS) /* romio-drivers-suite */',
+            '    {',
+            '        extern int ADIOI_Suite_mount_fstype(const char *filename);',
+            '        int suite_fstype = ADIOI_Suite_mount_fstype(filename);',
+            '        if (suite_fstype >= 0) {',
+            '            *fstype = suite_fstype;',
+            '            *error_code = MPI_SUCCESS;',
+            '            return;',
+            '        }',
+            '    }',
+            '#endif',
+        ]
+        open(path, 'w').write('\n'.join(lines))
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+
 # mark_version ROMIO VERSION: ROMIO_SUITE_MPICH_VERSION in romioconf.h, the
 # MPICH release the ROMIO tree comes from as MAJOR*10000+MINOR*100+PATCH
 # (Open MPI's romio321 is MPICH 3.2.1's): what common/romio_compat.h tells

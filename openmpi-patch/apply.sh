@@ -122,6 +122,7 @@ esac
 echo "romio-patch: Open MPI $version, ROMIO $romio_version in $OMPI_ROMIO"
 
 register_drivers "$romio" "$repo"
+hook_mount_detection "$romio"
 case $version in
     4.1.*) backport_setlock ;;
     5.0.*) rename_component "$src/$OMPI_COMPONENT" "$OMPI_IO"

@@ -7,7 +7,7 @@ set -euo pipefail
 
 PACKAGES="build-essential autoconf automake libtool m4 pkg-config dpkg-dev
 python3 libcmocka-dev libhwloc-dev valgrind patchelf libssl-dev openssl libibverbs-dev
-librdmacm-dev zlib1g-dev groff-base"
+librdmacm-dev zlib1g-dev groff-base libfuse3-dev fuse3 netcdf-bin hdf5-tools"
 # `install-deps.sh fuzz`: also what make check-fuzz needs (libFuzzer)
 [ "${1:-}" = fuzz ] && PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
 # `install-deps.sh rdma`: the verbs transport and make check-rdma (soft-RoCE in

@@ -14,7 +14,7 @@ set -euo pipefail
 PACKAGES=(build-essential autoconf automake libtool m4 pkg-config dpkg-dev python3
     libcmocka-dev libhwloc-dev valgrind patchelf libssl-dev openssl libibverbs-dev
     librdmacm-dev zlib1g-dev libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
-    libmpich-dev mpich git ca-certificates procps iproute2 file)
+    libmpich-dev mpich git ca-certificates procps iproute2 file libfuse3-dev fuse3 netcdf-bin)
 SUITE=trixie
 
 here=$(cd "$(dirname "$0")" && pwd)

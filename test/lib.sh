@@ -75,6 +75,41 @@ start_rdma_servers() {
     done
 }
 
+# start_mount SPEC DIR NAME MOUNTPOINT [rfs-mount options...]: rfs-mount of
+# SPEC at MOUNTPOINT (in the foreground, as a background job; its log
+# DIR/NAME.log), waited for until mounted; sets MOUNT_PID. stop_all_rfsd
+# unmounts every such mount before it stops the servers.
+start_mount() {
+    local spec=$1 dir=$2 name=$3 mp=$4 i
+    shift 4
+    mkdir -p "$mp"
+    "${RFS_MOUNT:-$PREFIX/bin/rfs-mount}" -f "$@" "$spec" "$mp" 2> "$dir/$name.log" &
+    MOUNT_PID=$!
+    MOUNTS="$MOUNTS $mp=$MOUNT_PID"
+    for i in $(seq 1 200); do
+        grep -q " $(realpath "$mp") fuse.rfs-mount " /proc/self/mounts && return 0
+        kill -0 "$MOUNT_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "rfs-mount $name did not mount:" >&2
+    cat "$dir/$name.log" >&2
+    stop_mounts
+    return 1
+}
+
+# stop_mounts: unmounts what start_mount mounted (lazily when a file on it
+# is still open) and waits for each rfs-mount to end.
+stop_mounts() {
+    local m mp pid
+    for m in $MOUNTS; do
+        mp=${m%=*} pid=${m##*=}
+        fusermount3 -u "$mp" 2>/dev/null || fusermount3 -uz "$mp" 2>/dev/null
+        kill "$pid" 2>/dev/null
+        { wait "$pid"; } 2>/dev/null
+    done
+    MOUNTS=""
+}
+
 # make_security_files DIR [ADDR...]: what rfs_security and bench-tls use. The
 # server's key file DIR/keys (alice, and reader read-only), the clients'
 # good.key, wrong.key (alice with another secret) and ro.key, all mode 600;
@@ -205,6 +240,7 @@ rfsd_restarter() {
 # Every server still running, each with stop_rfsd; 1 if any failed.
 stop_all_rfsd() {
     local pid rc=0
+    stop_mounts
     for pid in $RFSD_PIDS; do
         stop_rfsd "$pid" || rc=1
     done
@@ -213,6 +249,7 @@ stop_all_rfsd() {
 }
 
 PASSED=0
+MOUNTS=""
 FAILED=0
 SKIPPED=0
 FAILED_NAMES=""

@@ -18,20 +18,13 @@ HDF5_PROGRAMS="t_mpi:2 t_bigio:2 testphdf5:2 t_cache:3 t_cache_image:2 t_pread:3
 t_prestart:2 t_init_term:2 t_shapesame:2 t_filters_parallel:2 t_pflush:2"
 
 # Tests that cannot pass in a mode (mode pattern, program or
-# program.subtest of testphdf5 or t_shapesame, why): over rdma:, the tests
-# that make, open, stat or remove their file with POSIX or HDF5's serial
-# driver (a striped file has no POSIX path). Over abt: none since HDF5's
-# files, opened read-write, are written through (docs/abt.md).
+# program.subtest of testphdf5 or t_shapesame, why). Over rdma: the cases
+# run in an rfs-mount (modes.sh): the tests that make, open, stat or remove
+# their file with POSIX or HDF5's serial driver do that through the mount.
+# Over abt: none since HDF5's files, opened read-write, are written through
+# (docs/abt.md).
 SKIPS="
-* t_cache_image HDF5's own CMake test list leaves it out (testpar/CMakeTests.cmake: do not test until new version is added); here it hangs over ufs: as well (smoke check 1, after rank 0's helper process)
-rdma* testphdf5.calloc rank 0 creates the file with HDF5's serial (POSIX) driver, then all open it with MPI-IO (t_chunk_alloc.c:97)
-rdma* testphdf5.fltread rank 0 writes the file with HDF5's serial (POSIX) driver (t_filter_read.c:100)
-rdma* testphdf5.cmpdsetr rank 0 writes the file with HDF5's serial (POSIX) driver (t_dset.c:2506)
-rdma* testphdf5.atomicity rank 0 reopens the file with HDF5's serial (POSIX) driver (t_dset.c:4112)
-rdma* t_cache removes its file with remove(3) and fails when that fails (t_cache.c:4199)
-rdma* t_pread writes a user block into its file with open(2) and write(2) (t_pread.c:392)
-rdma* t_filters_parallel each read test writes its file first with HDF5's serial (POSIX) driver on rank 0 (t_filters_parallel.c:2801)
-"
+* t_cache_image HDF5's own CMake test list leaves it out (testpar/CMakeTests.cmake: do not test until new version is added); here it hangs over ufs: as well (smoke check 1, after rank 0's helper process)"
 
 # --case NP PROGRAM [ARGS]: one run in the current directory; " No Errors"
 # when the program (or t_pflush's pair) passed.
@@ -72,6 +65,9 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do modes="$modes $1"; shift; done
 runner_start "$work"
 
 export PREFIX_MPIEXEC=$PREFIX/bin/mpiexec MPIEXEC_FLAGS
+example=${testpar%/testpar}/examples/ph5example
+[ -x "$example" ] || make -C "${testpar%/testpar}/examples" ph5example > "$work/example-build.log" 2>&1 ||
+    { tail -20 "$work/example-build.log"; FAILED=$((FAILED + 1)); }
 for mode in $modes; do
     mode_setup "$mode" "$work" || { FAILED=$((FAILED + 1)); echo "  FAIL $mode: no servers"; continue; }
     dir=$MODE_DIR
@@ -104,6 +100,14 @@ for mode in $modes; do
         run_case "hdf5.$mode.$prog.np$np" 900 env -C "$dir" $MODE_ENV bash "$self" --case \
             "$np" "./$prog" $args
     done
+    # HDF5's h5dump (Debian's, serial, POSIX) on what its parallel example wrote
+    # through MPI-IO in this mode
+    # shellcheck disable=SC2086
+    run_case "hdf5.$mode.h5dump" 300 env -C "$dir" $MODE_ENV bash -c '
+        "$PREFIX_MPIEXEC" $MPIEXEC_FLAGS -n 2 "$1" -c -f . &&
+        h5dump -d /Data1 ParaEg0.h5 > h5dump.out && grep -q "DATASET \"/Data1\"" h5dump.out &&
+        grep -q "(0,0): 1, 2, 3," h5dump.out && rm -f ParaEg*.h5 h5dump.out && echo " No Errors"
+        ' h5dump "$example"
     mode_done
 done
 stop_all_rfsd

@@ -5,12 +5,13 @@
 #   ufs       a local directory, no prefix: the baseline of the same run
 #   rfs       rfs: to one rfsd whose export root is the directory, so a
 #             POSIX call or a serial tool on the same name sees the server's file
-#   rdma      rdma: over 4 rfsd, stripe unit 64 KiB, disk-directed collectives
-#   rdma-odd  rdma: over 4 rfsd, stripe unit 4099 (odd, dividing nothing)
+#   rdma      rdma: over 4 rfsd, stripe unit 64 KiB, disk-directed collectives,
+#             the cases run in an rfs-mount of the servers: ROMIO finds the
+#             mount's names are rdma: ones (no ROMIO_FSTYPE_FORCE), MPI-IO goes
+#             to the driver and POSIX calls and serial tools through the mount
+#   rdma-odd  the same with stripe unit 4099 (odd, dividing nothing)
 #   abt-rfs   abt: over rfs: (ROMIO_ABT_INNER=rfs:), the same way
 #   abt-ufs   abt: over ufs: in a local directory
-# A striped rdma: file has no POSIX path: there a serial tool reads a copy
-# made through the driver (mode_posix says which).
 APP_MODES_ALL="ufs rfs rdma rdma-odd abt-rfs abt-ufs"
 
 # mode_setup MODE DIR: starts the servers MODE needs and sets MODE_DIR,
@@ -37,18 +38,13 @@ mode_setup() {
             start_rdma_servers 4 "$dir" "apps-$mode" || return 1
             printf 'striping_unit %s\nrdma_coll disk_directed\n' "$unit" > "$dir/$mode.hints"
             MODE_DIR=$dir/$mode
-            MODE_ENV="ROMIO_FSTYPE_FORCE=rdma: ROMIO_RDMA_SERVERS=$RDMA_SERVERS"
-            MODE_ENV="$MODE_ENV ROMIO_HINTS=$dir/$mode.hints"
+            start_mount rdma:/ "$dir" "apps-$mode-mount" "$MODE_DIR" \
+                --servers="$RDMA_SERVERS" -o striping_unit="$unit" || return 1
+            MODE_ENV="ROMIO_HINTS=$dir/$mode.hints"
             ;;
         *) echo "unknown mode $mode (modes: $APP_MODES_ALL)" >&2; return 1 ;;
     esac
     mkdir -p "$MODE_DIR"
-}
-
-# mode_posix MODE: whether a POSIX call on a name in MODE_DIR reaches the
-# file the driver wrote.
-mode_posix() {
-    case $1 in rdma|rdma-odd) return 1 ;; esac
 }
 
 # mode_done: stops the servers of the mode.

@@ -24,7 +24,7 @@
 #     LAB_ABT_RATE (160mbit): PEAK (ufs: on tmpfs: no server link), rfs:
 #     alone and abt:rfs:, runs alternated; then abt:rfs: against rfs: with
 #     the server's link unshaped too.
-# LAB_PARTS (default "rfs tls rdma coll abt interleave replicas") selects the
+# LAB_PARTS (default "rfs tls rdma coll abt interleave replicas mount") selects the
 # parts; rdma and replicas measure their link baseline themselves when rfs is
 # not among them.
 # LAB_RDMA_ROWS (default all) selects rdma's rows as CLIENTS:N:UNIT words
@@ -49,10 +49,14 @@
 #     read with rdma_replicas=1 and 2, runs of the two alternated; write(2)
 #     against half the client link's iperf3 (the client sends both copies),
 #     read(2) against read(1).
+#   - mount: issue 36's rfs-mount: one process on client host 0 moving 128
+#     MiB in 4 MiB calls to and from rdma: over 4 server hosts (unit 1 MiB):
+#     rfs_bench through the driver against dd through rfs-mount (mounted in
+#     client host 0's network), runs of the two alternated.
 #   lab.sh REPO [RATE] [REPS] [OUT]
 set -u
 repo=$1
-parts=" ${LAB_PARTS:-rfs tls rdma coll abt interleave replicas} "
+parts=" ${LAB_PARTS:-rfs tls rdma coll abt interleave replicas mount} "
 rdma_ranks=${LAB_RDMA_RANKS:-4}
 rate=${2:-500mbit}
 reps=${3:-3}
@@ -624,6 +628,48 @@ bench_replicas() {
     fi
 }
 
+# mount_once MODE: "write read" MB/s of one process on client host 0
+# moving 128 MiB in 4 MiB calls, rdma: over the first 4 server hosts (unit
+# 1 MiB): by the driver (rfs_bench, 1 rank) or by dd through rfs-mount (the
+# read back is a new open: no page of the file is cached)
+mount_once() {
+    if [ "$1" = driver ]; then
+        passes=1 bench "rdma:/mnt-driver" "${clients[0]}" 1 1 $((128 << 20)) $((4 << 20)) \
+            ROMIO_RDMA_SERVERS="$(echo "$srv" | cut -d, -f1-4)" \
+            ROMIO_HINTS="$work/mnt-hints" | cut -d' ' -f1,2
+        return
+    fi
+    local dd_mbs='/ copied, / { printf "%.1f", $1 / $(NF - 3) / 1e6 }' w r
+    w=$(LC_ALL=C dd if=/dev/zero of="$work/mnt/f" bs=4M count=32 2>&1 | awk "$dd_mbs") &&
+        r=$(LC_ALL=C dd if="$work/mnt/f" of=/dev/null bs=4M 2>&1 | awk "$dd_mbs") &&
+        rm "$work/mnt/f" || return 1
+    echo "$w $r"
+}
+
+bench_mount() {
+    local wd rd wm rm_
+    rates "$rate" "${clients[0]}" "${servs[@]:0:4}"
+    [ -n "${link_w:-}" ] || link_w=$(iperf3_mbs "${clients[0]}" "${servs[0]}")
+    link_w=$(printf '%.1f' "$link_w")
+    printf 'striping_unit 1048576\nstriping_factor 4\n' > "$work/mnt-hints"
+    # rfs-mount in client host 0's network only: its mount is this host's
+    printf '#!/bin/sh\nexec nsenter --net=/run/netns/%s "%s" "$@"\n' "$(lab_ns "${clients[0]}")" \
+        "$PREFIX/bin/rfs-mount" > "$work/rfs-mount-client0"
+    chmod +x "$work/rfs-mount-client0"
+    RFS_MOUNT=$work/rfs-mount-client0 start_mount rdma:/ "$work" mnt "$work/mnt" \
+        --servers="$(echo "$srv" | cut -d, -f1-4)" -o striping_unit=1048576,striping_factor=4 \
+        || exit 1
+    heading "rfs-mount (issue 36): one process on client host 0, 128 MiB in 4 MiB calls, rdma: over 4 server hosts (unit 1 MiB): the driver (rfs_bench) against dd through rfs-mount, links $rate (iperf3 $link_w MB/s), medians of $reps alternated runs"
+    alternated "mount" "$work/mnt-run" "driver mount" mount_once || exit 1
+    read -r wd rd <<< "$(medians "$work/mnt-run-driver")"
+    read -r wm rm_ <<< "$(medians "$work/mnt-run-mount")"
+    row "| iperf3 MB/s | write MB/s driver / mount | mount / driver | read MB/s driver / mount | mount / driver | goal |"
+    row "|---|---|---|---|---|---|"
+    row "$(printf '| %s | %s / %s | %s | %s / %s | %s | >= 0.8 |' "$link_w" "$wd" "$wm" \
+        "$(ratio "$wm" "$wd")" "$rd" "$rm_" "$(ratio "$rm_" "$rd")")"
+    stop_mounts
+}
+
 : > "$out/runs.log"
 ! part tls || bench_tls
 ! part rdma || bench_rdma
@@ -631,5 +677,6 @@ bench_replicas() {
 ! part abt || bench_abt
 ! part interleave || bench_interleave
 ! part replicas || bench_replicas
+! part mount || bench_mount
 stop_all_rfsd
 echo "bench-lab: $out/bench-lab.md${LAB_PARTS:+ (parts: $LAB_PARTS)}, $out/bench-lab.png, $out/runs.log"

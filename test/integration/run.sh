@@ -416,6 +416,15 @@ else
     echo "  FAIL rfsd_config (did not finish)"
 fi
 
+# rfs-mount: a script of its own (also run alone); its counts are ours.
+bash "$here/mount.sh" "$PREFIX" "$work/mount" "$work/mount.res"
+if read -r p f s < "$work/mount.res"; then
+    PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+else
+    FAILED=$((FAILED + 1))
+    echo "  FAIL mount (did not finish)"
+fi
+
 run_case "rfs_large.2GiB" 600 $mpiexec -n 1 "$work/bin/rfs_large" \
     "rfs:127.0.0.1:$main_port:/large"
 
