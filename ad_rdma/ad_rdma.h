@@ -41,7 +41,8 @@ typedef struct ADIOI_RDMA_File {
     struct stripe_file sf;
     struct stripe_servers servers;
     struct rfs_adio_security sec;   /* TLS and the key: rfs_transport, rfs_key_file */
-    const char *path;           /* fd->filename */
+    char *path;                 /* the name opened: fd->filename, or its name in the
+                                 * namespace when it lies on an rfs-mount */
     int method;                 /* enum stripe_method or ADIOI_RDMA_SIEVE */
     int timeout_s;
     int replicas;               /* rdma_replicas: copies of each object of a new file */

@@ -84,6 +84,7 @@ void ADIOI_RDMA_Close(ADIO_File fd, int *error_code)
     if (f->view_enc)
         ADIOI_Free(f->view_enc);
     rfs_adio_security_fini(&f->sec);
+    ADIOI_Free(f->path);
     ADIOI_Free(f);
     fd->fs_ptr = NULL;
 }

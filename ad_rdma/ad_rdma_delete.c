@@ -5,7 +5,7 @@
 #include "adio_extern.h"
 #include "rfs_adio.h"
 
-static void delete_named(const char *name, MPI_Info info, int *error_code)
+static void delete_named(char *name, MPI_Info info, int *error_code)
 {
     static char myname[] = "ADIOI_RDMA_DELETE";
     ADIOI_RDMA_File f = { .path = name, .sf = { .failed = -1 } };
@@ -30,12 +30,13 @@ static void delete_named(const char *name, MPI_Info info, int *error_code)
 
 void ADIOI_RDMA_Delete(const char *filename, int *error_code)
 {
-    char name[MOUNT_DESC_NAME];
-    MPI_Info info;
-    *error_code = rfs_adio_mount_delete_name(filename, "rdma:", "ADIOI_RDMA_DELETE", name,
-                                             sizeof name, &info);
-    if (*error_code == MPI_SUCCESS)
-        delete_named(name, info, error_code);
+    char *name;
+    MPI_Info info = MPI_INFO_NULL;
+    *error_code = rfs_adio_mount_name(filename, "rdma:", "ADIOI_RDMA_DELETE", &name, &info);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    delete_named(name, info, error_code);
+    ADIOI_Free(name);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
 }

@@ -51,7 +51,15 @@ static int open_stripes(ADIOI_RDMA_File *f, struct stripe_open_args *a,
     return open_objects(f, a, known);
 }
 
-static void open_file(ADIO_File fd, const struct stripe_layout *known, int *error_code)
+static void discard(ADIOI_RDMA_File *f)
+{
+    ADIOI_Free(f->path);
+    ADIOI_Free(f);
+}
+
+/* Opens NAME (rfs_adio_mount_name's, which the file keeps). */
+static void open_file(ADIO_File fd, const struct stripe_layout *known, char *name,
+                      int *error_code)
 {
     static char myname[] = "ADIOI_RDMA_OPEN";
     ADIOI_RDMA_File *f = ADIOI_Calloc(1, sizeof *f);
@@ -59,22 +67,22 @@ static void open_file(ADIO_File fd, const struct stripe_layout *known, int *erro
 
     fd->fd_sys = -1;
     fd->fd_direct = -1;
-    f->path = fd->filename;
+    f->path = name;
     *error_code = ADIOI_RDMA_Get_hints(fd, f, myname);
     if (*error_code != MPI_SUCCESS) {
-        ADIOI_Free(f);
+        discard(f);
         return;
     }
     if (ADIOI_RDMA_Servers(fd->info, &f->servers, why, sizeof why) != 0) {
         *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
                                            MPI_ERR_BAD_FILE, "**filename", "**filename %s",
                                            why);
-        ADIOI_Free(f);
+        discard(f);
         return;
     }
     *error_code = rfs_adio_security_init(fd->info, myname, &f->sec);
     if (*error_code != MPI_SUCCESS) {
-        ADIOI_Free(f);
+        discard(f);
         return;
     }
     uint32_t max_pairs = f->sf.max_pairs;
@@ -103,7 +111,7 @@ static void open_file(ADIO_File fd, const struct stripe_layout *known, int *erro
         *error_code = ADIOI_RDMA_Error(rc, myname, f, "open");
         stripe_close(&f->sf);
         rfs_adio_security_fini(&f->sec);
-        ADIOI_Free(f);
+        discard(f);
         return;
     }
     if (fd->access_mode & ADIO_APPEND)
@@ -116,9 +124,11 @@ static void open_file(ADIO_File fd, const struct stripe_layout *known, int *erro
 
 void ADIOI_RDMA_Open(ADIO_File fd, int *error_code)
 {
-    *error_code = rfs_adio_mount_name(fd, "rdma:", "ADIOI_RDMA_OPEN");
+    char *name;
+    *error_code = rfs_adio_mount_name(fd->filename, "rdma:", "ADIOI_RDMA_OPEN", &name,
+                                      &fd->info);
     if (*error_code == MPI_SUCCESS)
-        open_file(fd, NULL, error_code);
+        open_file(fd, NULL, name, error_code);
 }
 
 /* What the collective open's root tells the others. */
@@ -149,15 +159,18 @@ void ADIOI_RDMA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
     memset(&r, 0, sizeof r);
     fd->blksize = 4 * 1024 * 1024;      /* as ROMIO's generic open, for its file domains */
     fd->access_mode = access_mode;
-    *error_code = rfs_adio_mount_name_coll(fd, root, "rdma:", myname);
+    char *name;
+    *error_code = rfs_adio_mount_name_coll(fd->comm, fd->filename, "rdma:", myname, &name,
+                                           &fd->info);
     if (*error_code != MPI_SUCCESS)
         return;
     if (rank == root) {
-        open_file(fd, NULL, error_code);
+        open_file(fd, NULL, name, error_code);
         root_result(fd, *error_code, &r);
     }
     MPI_Bcast(&r, (int) sizeof r, MPI_BYTE, root, fd->comm);
     if (rank != root && r.error.error_class != MPI_SUCCESS) {
+        ADIOI_Free(name);
         *error_code = ADIOI_COMPAT_Error_own(&r.error, myname, __LINE__);
         return;
     }
@@ -175,12 +188,13 @@ void ADIOI_RDMA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
         ADIOI_Info_set(fd->info, "striping_factor", value);
         snprintf(value, sizeof value, "%u", known.replicas);
         ADIOI_Info_set(fd->info, "rdma_replicas", value);
+        ADIOI_Free(name);
         *error_code = MPI_SUCCESS;
         return;
     }
     if (rank != root) {
         fd->access_mode = access_mode & ~(ADIO_CREATE | ADIO_EXCL);
-        open_file(fd, &known, error_code);
+        open_file(fd, &known, name, error_code);
         fd->access_mode = access_mode;
     }
     if (*error_code == MPI_SUCCESS)

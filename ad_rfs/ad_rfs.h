@@ -28,7 +28,9 @@ typedef struct ADIOI_RFS_File {
     struct rfs_adio_security sec;   /* TLS and the key: rfs_transport, rfs_key_file */
     char host[256];
     char port[16];
-    const char *path;           /* in fd->filename, on the server */
+    char *name;                 /* the name opened: fd->filename, or its name in the
+                                 * namespace when it lies on an rfs-mount */
+    const char *path;           /* in name, on the server */
     const char *why;            /* what went wrong setting up TLS or authentication */
     int connected;
     uint32_t open_flags;        /* RFS_O_* of the open */

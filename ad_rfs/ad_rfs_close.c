@@ -40,6 +40,7 @@ void ADIOI_RFS_Close(ADIO_File fd, int *error_code)
     if (rc != 0)
         *error_code = ADIOI_RFS_Error(rc, myname, f, "close");
     rfs_adio_security_fini(&f->sec);
+    ADIOI_Free(f->name);
     ADIOI_Free(f);
     fd->fs_ptr = NULL;
 }

@@ -35,12 +35,13 @@ static void delete_named(const char *filename, MPI_Info info, int *error_code)
 
 void ADIOI_RFS_Delete(const char *filename, int *error_code)
 {
-    char name[MOUNT_DESC_NAME];
-    MPI_Info info;
-    *error_code = rfs_adio_mount_delete_name(filename, "rfs:", "ADIOI_RFS_DELETE", name,
-                                             sizeof name, &info);
-    if (*error_code == MPI_SUCCESS)
-        delete_named(name, info, error_code);
+    char *name;
+    MPI_Info info = MPI_INFO_NULL;
+    *error_code = rfs_adio_mount_name(filename, "rfs:", "ADIOI_RFS_DELETE", &name, &info);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    delete_named(name, info, error_code);
+    ADIOI_Free(name);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
 }

@@ -19,6 +19,12 @@ static int may_defer(const ADIOI_RFS_File *f, int access_mode)
     return f->defer_open && !(access_mode & (ADIO_CREATE | ADIO_EXCL | ADIO_APPEND));
 }
 
+static void discard(ADIOI_RFS_File *f)
+{
+    ADIOI_Free(f->name);
+    ADIOI_Free(f);
+}
+
 void ADIOI_RFS_Open(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_RFS_OPEN";
@@ -26,24 +32,26 @@ void ADIOI_RFS_Open(ADIO_File fd, int *error_code)
 
     fd->fd_sys = -1;
     fd->fd_direct = -1;
-    *error_code = rfs_adio_mount_name(fd, "rfs:", myname);
+    /* Every process reads a mount path's description itself (ROMIO's
+     * generic collective open opens on each): each must see the mount. */
+    *error_code = rfs_adio_mount_name(fd->filename, "rfs:", myname, &f->name, &fd->info);
     if (*error_code != MPI_SUCCESS) {
         ADIOI_Free(f);
         return;
     }
-    if (ADIOI_RFS_Parse_name(fd->filename, f->host, sizeof f->host, f->port, sizeof f->port,
+    if (ADIOI_RFS_Parse_name(f->name, f->host, sizeof f->host, f->port, sizeof f->port,
                              &f->path) != 0) {
         *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
                                            MPI_ERR_BAD_FILE, "**filename", "**filename %s",
                                            ADIOI_RFS_NAME_HELP);
-        ADIOI_Free(f);
+        discard(f);
         return;
     }
     *error_code = ADIOI_RFS_Get_hints(fd, f, myname);
     if (*error_code == MPI_SUCCESS)
         *error_code = rfs_adio_security_init(fd->info, myname, &f->sec);
     if (*error_code != MPI_SUCCESS) {
-        ADIOI_Free(f);
+        discard(f);
         return;
     }
     f->view_stale = 1;
@@ -62,7 +70,7 @@ void ADIOI_RFS_Open(ADIO_File fd, int *error_code)
         *error_code = ADIOI_RFS_Error(rc, myname, f, "open");
         ADIOI_RFS_Disconnect(f);
         rfs_adio_security_fini(&f->sec);
-        ADIOI_Free(f);
+        discard(f);
         return;
     }
     if (fd->access_mode & ADIO_APPEND)

@@ -36,10 +36,29 @@ static int bad_name(const char *myname, const char *why)
                                 MPI_ERR_BAD_FILE, "**filename", "**filename %s", why);
 }
 
-/* d for the driver of `prefix`: the name without its prefix in *name, the
- * hints into info (created when NULL). */
-static int apply(const struct mount_desc *d, const char *prefix, const char *myname,
-                 const char **name, MPI_Info *info)
+/* mount_desc_of_path's result: 0 with d to apply, 1 for a name on no
+ * mount (or one whose directory is not there: the open reports that),
+ * else an MPI error code. */
+static int looked_up(int rc, const char *myname, const char *name)
+{
+    char why[MOUNT_DESC_NAME + 160];
+    if (rc == 0)
+        return 0;
+    if (rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES)
+        return 1;
+    if (rc == -EINVAL)
+        snprintf(why, sizeof why, "%s: the rfs-mount's description of it (%s) is malformed", name,
+                 MOUNT_DESC_XATTR);
+    else
+        snprintf(why, sizeof why, "%s: cannot tell whether it is on an rfs-mount: %s", name,
+                 strerror(-rc));
+    return bad_name(myname, why);
+}
+
+/* d for the driver of `prefix`: its name without the prefix in *out, its
+ * hints into *info (created when MPI_INFO_NULL). */
+static int apply(const struct mount_desc *d, const char *prefix, const char *myname, char **out,
+                 MPI_Info *info)
 {
     char why[MOUNT_DESC_NAME + 128];
     size_t n = strlen(prefix);
@@ -48,47 +67,32 @@ static int apply(const struct mount_desc *d, const char *prefix, const char *myn
                  d->name);
         return bad_name(myname, why);
     }
-    *name = d->name + n;
     if (*info == MPI_INFO_NULL)
         MPI_Info_create(info);
     for (uint32_t i = 0; i < d->nhints; i++)
         ADIOI_Info_set(*info, d->hint[i].key, d->hint[i].value);
+    *out = ADIOI_Strdup(d->name + n);
     return MPI_SUCCESS;
 }
 
-static int desc_error(int rc, const char *myname, const char *path)
-{
-    char why[MOUNT_DESC_NAME + 128];
-    snprintf(why, sizeof why, "%s: the rfs-mount's description of it is malformed (%s)", path,
-             MOUNT_DESC_XATTR);
-    return rc == -EINVAL ? bad_name(myname, why) : MPI_SUCCESS;
-}
-
-static int rename_file(ADIO_File fd, const struct mount_desc *d, const char *prefix,
-                       const char *myname)
-{
-    const char *name;
-    int err = apply(d, prefix, myname, &name, &fd->info);
-    if (err != MPI_SUCCESS)
-        return err;
-    ADIOI_Free(fd->filename);
-    fd->filename = ADIOI_Strdup(name);
-    return MPI_SUCCESS;
-}
-
-int rfs_adio_mount_name(ADIO_File fd, const char *prefix, const char *myname)
+int rfs_adio_mount_name(const char *name, const char *prefix, const char *myname, char **out,
+                        MPI_Info *info)
 {
     struct mount_desc d;
-    int rc = mount_desc_of_path(fd->filename, &d);
-    if (rc != 0)
-        return desc_error(rc, myname, fd->filename);
-    return rename_file(fd, &d, prefix, myname);
+    int rc = looked_up(mount_desc_of_path(name, &d), myname, name);
+    if (rc == 1) {
+        *out = ADIOI_Strdup(name);
+        return MPI_SUCCESS;
+    }
+    return rc == 0 ? apply(&d, prefix, myname, out, info) : rc;
 }
 
-int rfs_adio_mount_name_coll(ADIO_File fd, int root, const char *prefix, const char *myname)
+int rfs_adio_mount_name_coll(MPI_Comm comm, const char *name, const char *prefix,
+                             const char *myname, char **out, MPI_Info *info)
 {
-    /* the root's view: a process on a host without the mount opens the
-     * same file */
+    /* rank 0's view (as ROMIO's detection): a process on a host without
+     * the mount opens the same file. Every process, rank 0 too, parses the
+     * same text, so that all agree on the outcome. */
     struct {
         int rc;
         int len;
@@ -96,35 +100,24 @@ int rfs_adio_mount_name_coll(ADIO_File fd, int root, const char *prefix, const c
     } shared;
     struct mount_desc d;
     int rank;
-    MPI_Comm_rank(fd->comm, &rank);
-    if (rank == root) {
-        shared.rc = mount_desc_of_path(fd->filename, &d);
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+        shared.rc = mount_desc_of_path(name, &d);
         shared.len = shared.rc == 0 ? mount_desc_format(&d, shared.text, sizeof shared.text) : 0;
-        if (shared.len < 0)
+        if (shared.len < 0) {
             shared.rc = -EINVAL;
+            shared.len = 0;
+        }
     }
-    MPI_Bcast(&shared, (int) offsetof(__typeof__(shared), text), MPI_BYTE, root, fd->comm);
-    if (shared.rc == 0 && shared.len > 0)
-        MPI_Bcast(shared.text, shared.len, MPI_BYTE, root, fd->comm);
-    if (shared.rc != 0)
-        return desc_error(shared.rc, myname, fd->filename);
-    if (rank != root && mount_desc_parse(shared.text, (size_t) shared.len, &d) != 0)
-        return desc_error(-EINVAL, myname, fd->filename);
-    return rename_file(fd, &d, prefix, myname);
-}
-
-int rfs_adio_mount_delete_name(const char *filename, const char *prefix, const char *myname,
-                               char *name, size_t size, MPI_Info *info)
-{
-    struct mount_desc d;
-    const char *ns;
-    *info = MPI_INFO_NULL;
-    snprintf(name, size, "%s", filename);
-    int rc = mount_desc_of_path(filename, &d);
-    if (rc != 0)
-        return desc_error(rc, myname, filename);
-    int err = apply(&d, prefix, myname, &ns, info);
-    if (err == MPI_SUCCESS)
-        snprintf(name, size, "%s", ns);
-    return err;
+    MPI_Bcast(&shared, (int) offsetof(__typeof__(shared), text), MPI_BYTE, 0, comm);
+    if (shared.len > 0)
+        MPI_Bcast(shared.text, shared.len, MPI_BYTE, 0, comm);
+    if (shared.rc == 0 && mount_desc_parse(shared.text, (size_t) shared.len, &d) != 0)
+        shared.rc = -EINVAL;
+    int rc = looked_up(shared.rc, myname, name);
+    if (rc == 1) {
+        *out = ADIOI_Strdup(name);
+        return MPI_SUCCESS;
+    }
+    return rc == 0 ? apply(&d, prefix, myname, out, info) : rc;
 }

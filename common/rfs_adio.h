@@ -61,20 +61,19 @@ int rfs_adio_error(int rc, const char *myname, const char *who, const char *what
                    const char *path, const char *timeout_hint, const char *reason);
 
 /*
- * Paths on an rfs-mount (mount_adio.c): fd->filename, when on one,
- * becomes the name it has in the namespace of `prefix` ("rdma:" or
- * "rfs:", without the prefix), and the mount's hints (server list, key,
- * TLS) go into fd->info: the file is reached as the mount reaches it.
- * MPI_SUCCESS, also for a name on no mount; MPI_ERR_BAD_FILE for a path
- * of another driver's mount or a malformed description. The collective
- * form takes the root's view, so that every process opens one file.
+ * Paths on an rfs-mount (mount_adio.c): the name to open is NAME's name in
+ * the namespace of `prefix` ("rdma:" or "rfs:", without the prefix) when
+ * NAME lies on an rfs-mount, and the mount's hints (server list, key, TLS)
+ * go into *info (created when MPI_INFO_NULL): the file is reached as the
+ * mount reaches it. Else it is NAME itself. *out is the caller's to
+ * ADIOI_Free. MPI_SUCCESS, or MPI_ERR_BAD_FILE for a path of another
+ * driver's mount, a malformed description, or a mount that cannot be
+ * asked. The collective form takes rank 0's view, so that every process
+ * of comm opens one file.
  */
-int rfs_adio_mount_name(ADIO_File fd, const char *prefix, const char *myname);
-int rfs_adio_mount_name_coll(ADIO_File fd, int root, const char *prefix, const char *myname);
-/* The same for Delete: the name to delete in `name`, the mount's hints
- * in a new *info (MPI_INFO_NULL when the path is on no mount: then the
- * caller's way of finding servers applies); the caller frees it. */
-int rfs_adio_mount_delete_name(const char *filename, const char *prefix, const char *myname,
-                               char *name, size_t size, MPI_Info *info);
+int rfs_adio_mount_name(const char *name, const char *prefix, const char *myname, char **out,
+                        MPI_Info *info);
+int rfs_adio_mount_name_coll(MPI_Comm comm, const char *name, const char *prefix,
+                             const char *myname, char **out, MPI_Info *info);
 
 #endif /* RFS_ADIO_H_INCLUDED */

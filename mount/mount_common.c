@@ -28,10 +28,10 @@ int mnt_errno(int rc)
         return 0;
     if (rc > 0)
         return -rfs_errno_from_status(rc);
-    return rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -ECONNRESET || rc == -EPIPE ||
-                   rc == -ENOTCONN || rc == -EHOSTUNREACH
-               ? -ENOTCONN
-               : rc == -ENOMEM ? -ENOMEM : -EIO;
+    if (rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -ECONNRESET || rc == -EPIPE ||
+        rc == -ENOTCONN || rc == -EHOSTUNREACH)
+        return -ENOTCONN;
+    return rc == -ENOMEM ? -ENOMEM : rc == -EKEYREJECTED || rc == -EACCES ? -EACCES : -EIO;
 }
 
 int mnt_meta_ready(struct mnt *m, struct rfs_client *c, int *up, const char *host,
@@ -59,8 +59,12 @@ void mnt_meta_done(struct rfs_client *c, int *up, int rc)
 
 static struct timespec ts_of(int64_t ns)
 {
-    return (struct timespec) { .tv_sec = (time_t) (ns / 1000000000),
-                               .tv_nsec = (long) (ns % 1000000000) };
+    int64_t sec = ns / 1000000000, rest = ns % 1000000000;
+    if (rest < 0) {                 /* before 1970: tv_nsec stays in [0, 1e9) */
+        sec--;
+        rest += 1000000000;
+    }
+    return (struct timespec) { .tv_sec = (time_t) sec, .tv_nsec = (long) rest };
 }
 
 void mnt_stat_of(const struct rfs_stat_rec *rec, struct stat *st)

@@ -111,8 +111,10 @@ static int rdma_list_op(struct mnt *m, const char *path, mnt_fill_fn fill, void 
 
 typedef int (*path_fn)(struct rfs_client *c, const char *ns, const void *arg);
 
-/* fn on server 0, then (if it did it) on every other server, where
- * `ignore` is no failure: 0 or the first failure. */
+/* fn on server 0, then on every other server unless server 0 failed
+ * otherwise than `ignore` (which does not stop it: a directory made or
+ * removed on some servers only is completed so); 0, server 0's `ignore`,
+ * or the first failure. */
 static int on_all_servers(struct mnt *m, const char *path, path_fn fn, const void *arg,
                           int ignore)
 {
@@ -128,12 +130,12 @@ static int on_all_servers(struct mnt *m, const char *path, path_fn fn, const voi
             r = fn(c, ns, arg);
             meta_release(m, s, r);
         }
-        if (s == 0 && r != 0) {
+        if (r == 0 || (r == ignore && s > 0))
+            continue;
+        if (rc == 0)
             rc = r;
+        if (s == 0 && r != ignore)
             break;
-        }
-        if (r != 0 && r != ignore && rc == 0)
-            rc = r;
     }
     pthread_mutex_unlock(&m->meta_lock);
     return mnt_errno(rc);
@@ -173,42 +175,92 @@ static int rdma_unlink_op(struct mnt *m, const char *path)
     return mnt_errno(rc);
 }
 
-/* Every object and copy of the striped file `from` renamed on its server
- * (meta_lock held); a file already named `to` is removed first. */
-static int rename_file(struct mnt *m, const char *from, const char *to, uint32_t flags)
+/* The name copy c of PATH has on its server, in out. */
+static int copy_name(const char *path, uint32_t copy, char *out, size_t size)
 {
-    struct stripe_layout l;
-    struct rfs_stat_rec rec;
-    int rc = layout_of(m, from, &l, NULL);
-    if (rc != 0)
-        return rc;
-    struct rfs_client *c0 = meta_of(m, 0, &rc);
-    if (!c0)
-        return rc;
-    rc = rfs_stat_path(c0, to, &rec);
-    meta_release(m, 0, rc);
-    if (rc == 0 && flags & RFS_RENAME_NOREPLACE)
-        return RFS_E_EXIST;
-    if (rc == 0 && rec.type == RFS_TYPE_DIR)
-        return RFS_E_ISDIR;
-    if (rc == 0 && (rc = stripe_unlink(&m->connect, &m->servers, to)) != 0)
-        return rc;
-    /* copy 0 of object 0 (the name) last: until it moves, the file is whole
-     * under its old name */
-    for (uint32_t p = l.factor * stripe_copies(&l); p-- > 0;) {
-        uint32_t copy = p / l.factor, s = stripe_slot_server(&l, p);
-        char a[RFS_MAX_PATH + 16], b[RFS_MAX_PATH + 16];
-        if ((rc = stripe_copy_path(from, copy, a, sizeof a)) != 0 ||
-            (rc = stripe_copy_path(to, copy, b, sizeof b)) != 0)
-            return RFS_E_NAMETOOLONG;
-        struct rfs_client *c = meta_of(m, s, &rc);
-        if (!c)
-            return rc;
+    return stripe_copy_path(path, copy, out, size) == 0 ? 0 : RFS_E_NAMETOOLONG;
+}
+
+/* rename(2) of copy c of from to copy c of to on server s. */
+static int rename_copy(struct mnt *m, uint32_t s, uint32_t copy, const char *from,
+                       const char *to)
+{
+    char a[RFS_MAX_PATH + 16], b[RFS_MAX_PATH + 16];
+    int rc = copy_name(from, copy, a, sizeof a);
+    if (rc == 0)
+        rc = copy_name(to, copy, b, sizeof b);
+    struct rfs_client *c = rc == 0 ? meta_of(m, s, &rc) : NULL;
+    if (c) {
         rc = rfs_rename(c, a, b, 0);
         meta_release(m, s, rc);
-        if (rc != 0)
-            return rc;
     }
+    return rc;
+}
+
+/* Servers holding copy c of some object of l, as bits per copy. */
+static void holders(const struct stripe_layout *l, uint64_t held[STRIPE_MAX_REPLICAS])
+{
+    memset(held, 0, STRIPE_MAX_REPLICAS * sizeof *held);
+    for (uint32_t c = 0; c < stripe_copies(l); c++)
+        for (uint32_t o = 0; o < l->factor; o++)
+            held[c] |= UINT64_C(1) << stripe_copy_server(l, o, c);
+}
+
+/*
+ * Every object and copy of the striped file `from` renamed over the
+ * same-named ones of `to` (meta_lock held): each server's rename replaces
+ * its object of an old `to` at once, and what an old `to` had beyond
+ * `from`'s objects is removed after. Copy 0 of object 0, the name, moves
+ * last; a failure renames back what moved, so that `from` stays whole.
+ * Not atomic across servers: a reader of `to` meanwhile may see objects of
+ * both files (docs/mount.md).
+ */
+static int rename_file(struct mnt *m, const char *from, const char *to, uint32_t flags)
+{
+    struct stripe_layout l, old = { 0 };
+    struct rfs_stat_rec rec;
+    uint64_t held[STRIPE_MAX_REPLICAS], had[STRIPE_MAX_REPLICAS] = { 0 };
+    int rc = layout_of(m, from, &l, NULL);
+    struct rfs_client *c0 = rc == 0 ? meta_of(m, 0, &rc) : NULL;
+    if (!c0)
+        return rc;
+    int exists = rfs_stat_path(c0, to, &rec);
+    meta_release(m, 0, exists);
+    if (exists != 0 && exists != RFS_E_NOENT)
+        return exists;
+    if (exists == 0) {
+        if (flags & RFS_RENAME_NOREPLACE)
+            return RFS_E_EXIST;
+        if (rec.type == RFS_TYPE_DIR)
+            return RFS_E_ISDIR;
+        int orc = layout_of(m, to, &old, NULL);
+        if (orc == 0 && old.file_id == l.file_id)
+            return 0;               /* one file by two names (a linked directory) */
+        if (orc == 0)
+            holders(&old, had);
+        else if (orc != RFS_E_INVAL)
+            return orc;             /* an object of the old file is unreachable */
+    }
+    holders(&l, held);
+    uint32_t slots = l.factor * stripe_copies(&l), p;
+    for (p = slots; p-- > 0;)
+        if ((rc = rename_copy(m, stripe_slot_server(&l, p), p / l.factor, from, to)) != 0)
+            break;
+    if (rc != 0) {
+        while (++p < slots)
+            rename_copy(m, stripe_slot_server(&l, p), p / l.factor, to, from);
+        return rc;
+    }
+    for (uint32_t copy = 0; copy < STRIPE_MAX_REPLICAS; copy++)
+        for (uint32_t s = 0; s < m->servers.n; s++) {
+            char name[RFS_MAX_PATH + 16];
+            int r;
+            struct rfs_client *c;
+            if (!(had[copy] >> s & 1) || held[copy] >> s & 1 ||
+                copy_name(to, copy, name, sizeof name) != 0 || !(c = meta_of(m, s, &r)))
+                continue;
+            meta_release(m, s, rfs_unlink(c, name));
+        }
     return 0;
 }
 

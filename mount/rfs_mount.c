@@ -287,6 +287,8 @@ static int mount_getxattr(const char *path, const char *name, char *value, size_
     if (snprintf(d.name + n, sizeof d.name - n, "%s", ns) >= (int) (sizeof d.name - n))
         return -ENAMETOOLONG;
     int len = mount_desc_format(&d, text, sizeof text);
+    if (len == -EINVAL)
+        return -ENODATA;            /* a name with a newline: MPI-IO goes through the mount */
     if (len < 0)
         return -E2BIG;
     if (size == 0)
@@ -505,8 +507,15 @@ int main(int argc, char *argv[])
     /* close-to-open by default: attributes and names are asked each time
      * (a file written by MPI-IO beside the mount shows at once); the
      * user's -o attr_timeout and the like come later and win */
-    char fsname[RFS_MAX_PATH + 64];
-    snprintf(fsname, sizeof fsname, "-ofsname=%s,subtype=rfs-mount", o.spec);
+    /* the spec as the mount table's source: its commas escaped for -o */
+    char fsname[2 * RFS_MAX_PATH + 64];
+    size_t n = (size_t) snprintf(fsname, sizeof fsname, "-osubtype=rfs-mount,fsname=");
+    for (const char *c = o.spec; *c && n + 3 < sizeof fsname; c++) {
+        if (*c == ',' || *c == '\\')
+            fsname[n++] = '\\';
+        fsname[n++] = *c;
+    }
+    fsname[n] = '\0';
     fuse_opt_insert_arg(&args, 1, "-oattr_timeout=0,entry_timeout=0,negative_timeout=0");
     fuse_opt_insert_arg(&args, 1, fsname);
     if (namespace_of(m, &o) != 0 || security(m, &o, &key) != 0 || probe(m, o.spec) != 0)

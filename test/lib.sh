@@ -85,7 +85,7 @@ start_mount() {
     mkdir -p "$mp"
     "${RFS_MOUNT:-$PREFIX/bin/rfs-mount}" -f "$@" "$spec" "$mp" 2> "$dir/$name.log" &
     MOUNT_PID=$!
-    MOUNTS="$MOUNTS $mp=$MOUNT_PID"
+    MOUNTS="$MOUNTS $mp|$MOUNT_PID|$dir/$name.log"
     for i in $(seq 1 200); do
         grep -q " $(realpath "$mp") fuse.rfs-mount " /proc/self/mounts && return 0
         kill -0 "$MOUNT_PID" 2>/dev/null || break
@@ -98,16 +98,32 @@ start_mount() {
 }
 
 # stop_mounts: unmounts what start_mount mounted (lazily when a file on it
-# is still open) and waits for each rfs-mount to end.
+# is still open: then rfs-mount is stopped after 10 s) and waits for each
+# rfs-mount to end. One that ends with another status than 0 after a plain
+# unmount, or with a sanitizer's report in its log, is a failure (FAILED,
+# and the log's tail); returns 1 then.
 stop_mounts() {
-    local m mp pid
+    local m mp pid log i rc status=0 lazy
     for m in $MOUNTS; do
-        mp=${m%=*} pid=${m##*=}
-        fusermount3 -u "$mp" 2>/dev/null || fusermount3 -uz "$mp" 2>/dev/null
-        kill "$pid" 2>/dev/null
+        IFS='|' read -r mp pid log <<< "$m"
+        lazy=0
+        fusermount3 -u "$mp" 2>/dev/null || { lazy=1; fusermount3 -uz "$mp" 2>/dev/null; }
+        for i in $(seq 1 200); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.05
+        done
+        kill -0 "$pid" 2>/dev/null && kill -TERM "$pid" 2>/dev/null
         { wait "$pid"; } 2>/dev/null
+        rc=$?
+        if { [ $lazy = 0 ] && [ $rc -ne 0 ]; } || sanitizer_report "$log"; then
+            FAILED=$((FAILED + 1))
+            echo "  FAIL rfs-mount at $mp (exit $rc, or a sanitizer's report in $log):"
+            tail -20 "$log" | sed 's/^/       | /'
+            status=1
+        fi
     done
     MOUNTS=""
+    return $status
 }
 
 # make_security_files DIR [ADDR...]: what rfs_security and bench-tls use. The

@@ -12,8 +12,9 @@ cd "$repo"
 . test/lib.sh
 
 asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-make -s FLAVOUR=asan EXTRA_CFLAGS="$asan" unit build/obj/asan/rfsd || exit 1
-make -s FLAVOUR=tsan EXTRA_CFLAGS="-fsanitize=thread" unit build/obj/tsan/rfsd || exit 1
+make -s FLAVOUR=asan EXTRA_CFLAGS="$asan" unit build/obj/asan/rfsd build/obj/asan/rfs-mount || exit 1
+make -s FLAVOUR=tsan EXTRA_CFLAGS="-fsanitize=thread" unit build/obj/tsan/rfsd build/obj/tsan/rfs-mount \
+    || exit 1
 make -s FLAVOUR=plain unit || exit 1
 # The Makefile's lists (the sanitizer options: test/lib.sh)
 tests=$(make -s --no-print-directory print-UNIT_TESTS)
@@ -30,18 +31,18 @@ UNIT_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-lea
     bash test/run-unit.sh build/obj/plain "$work/valgrind.res" $tests
 # The clients without MPI (rfs_clients, rfsd_hostile) are built with the
 # same sanitizer as the server (TEST_CFLAGS).
-echo "== integration, rfsd and the plain C clients with ASan+UBSan"
-RFSD=$repo/build/obj/asan/rfsd TEST_CFLAGS="$asan" \
+echo "== integration, rfsd, rfs-mount and the plain C clients with ASan+UBSan"
+RFSD=$repo/build/obj/asan/rfsd RFS_MOUNT=$repo/build/obj/asan/rfs-mount TEST_CFLAGS="$asan" \
     bash test/integration/run.sh "$prefix" "$work/it-asan" "$work/it-asan.res"
-echo "== integration, rfsd and the plain C clients with TSan"
-RFSD=$repo/build/obj/tsan/rfsd TEST_CFLAGS="-fsanitize=thread" \
+echo "== integration, rfsd, rfs-mount and the plain C clients with TSan"
+RFSD=$repo/build/obj/tsan/rfsd RFS_MOUNT=$repo/build/obj/tsan/rfs-mount TEST_CFLAGS="-fsanitize=thread" \
     bash test/integration/run.sh "$prefix" "$work/it-tsan" "$work/it-tsan.res"
 
 # A sanitizer report in any rfsd log is a failure even if the client passed
 # (stop_rfsd checks each server's log too; this also sees a server that
 # was never stopped by it).
-if grep -lE "$SANITIZER_REPORT" "$work"/it-*/*.log 2>/dev/null; then
-    echo "sanitizer reports in the rfsd logs above"
+if grep -lE "$SANITIZER_REPORT" "$work"/it-*/*.log "$work"/it-*/*/*.log 2>/dev/null; then
+    echo "sanitizer reports in the rfsd and rfs-mount logs above"
     echo "0 1 0" > "$work/logs.res"
 fi
 

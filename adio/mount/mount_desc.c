@@ -7,7 +7,9 @@
 #include "mount/mount_desc.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/statfs.h>
 #include <sys/xattr.h>
@@ -47,6 +49,8 @@ const char *mount_desc_hint(const struct mount_desc *d, const char *key)
 
 int mount_desc_format(const struct mount_desc *d, char *out, size_t size)
 {
+    if (strchr(d->name, '\n'))
+        return -EINVAL;             /* a line of its own: it would forge a hint */
     int n = snprintf(out, size, "name=%s\n", d->name);
     for (uint32_t i = 0; i < d->nhints && n >= 0 && (size_t) n < size; i++)
         n += snprintf(out + n, size - (size_t) n, "%s=%s\n", d->hint[i].key, d->hint[i].value);
@@ -92,6 +96,57 @@ int mount_desc_parse(const char *in, size_t len, struct mount_desc *d)
     return rc == 1 ? 0 : -EINVAL;
 }
 
+/* A mount point of /proc/self/mountinfo, its octal escapes undone, in
+ * place; NULL for a line without one. */
+static char *mount_point_of(char *line, char **fstype)
+{
+    char *save, *field = strtok_r(line, " ", &save), *point = NULL;
+    for (int i = 1; field && i < 5; i++)
+        point = field = strtok_r(NULL, " ", &save);
+    while ((field = strtok_r(NULL, " ", &save)) && strcmp(field, "-") != 0)
+        ;
+    *fstype = field ? strtok_r(NULL, " ", &save) : NULL;
+    if (!point || !*fstype)
+        return NULL;
+    char *out = point;
+    for (const char *in = point; *in; out++) {
+        unsigned v;
+        if (in[0] == '\\' && sscanf(in + 1, "%3o", &v) == 1 && v < 256) {
+            *out = (char) v;
+            in += 4;
+        } else
+            *out = *in++;
+    }
+    *out = '\0';
+    return point;
+}
+
+/* Whether PATH lies on an rfs-mount, not on another FUSE file system: the
+ * mount whose point is the longest leading part of PATH's real path has
+ * rfs-mount's type. Another FUSE file system's attribute of the same name
+ * must not send MPI-IO to servers of its choosing. */
+static int on_rfs_mount(const char *path)
+{
+    char real[PATH_MAX], best_type[64] = "", line[3 * PATH_MAX];
+    size_t best = 0;
+    if (!realpath(path, real))
+        return 0;
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        char *type, *point = mount_point_of(line, &type);
+        size_t n = point ? strlen(point) : 0;
+        if (!point || n < best || strncmp(real, point, n) != 0 ||
+            (real[n] != '/' && real[n] != '\0' && strcmp(point, "/") != 0))
+            continue;
+        best = n;
+        snprintf(best_type, sizeof best_type, "%s", type);
+    }
+    fclose(f);
+    return strcmp(best_type, "fuse.rfs-mount") == 0;
+}
+
 /* The descriptor held by PATH itself; 0, -ENOENT, -EINVAL. */
 static int desc_at(const char *path, struct mount_desc *d)
 {
@@ -99,7 +154,7 @@ static int desc_at(const char *path, struct mount_desc *d)
     char text[MOUNT_DESC_MAX];
     if (statfs(path, &fs) < 0)
         return -errno;
-    if ((uint32_t) fs.f_type != MOUNT_FUSE_MAGIC)
+    if ((uint32_t) fs.f_type != MOUNT_FUSE_MAGIC || !on_rfs_mount(path))
         return -ENOENT;
     ssize_t n = getxattr(path, MOUNT_DESC_XATTR, text, sizeof text);
     if (n < 0)
@@ -118,7 +173,7 @@ int mount_desc_of_path(const char *path, struct mount_desc *d)
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     size_t dlen = slash ? (size_t) (slash - path) : 0;
-    if (!*base || dlen >= sizeof dir)
+    if (!*base || dlen >= sizeof dir || strchr(base, '\n'))
         return -ENOENT;
     memcpy(dir, path, dlen);
     dir[dlen] = '\0';

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,8 +21,14 @@ static uint32_t type_of(mode_t mode)
     return S_ISREG(mode) ? RFS_TYPE_REG : S_ISDIR(mode) ? RFS_TYPE_DIR : RFS_TYPE_OTHER;
 }
 
+/* ns since the epoch; times past 2262 (or before 1678) are clamped */
 static int64_t ns_of(struct timespec t)
 {
+    const int64_t limit = INT64_MAX / 1000000000 - 1;
+    if (t.tv_sec > limit)
+        return INT64_MAX;
+    if (t.tv_sec < -limit)
+        return INT64_MIN;
     return (int64_t) t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
@@ -90,7 +97,9 @@ static int list_dir(struct rfs_session *ss, const char *path, const struct rfs_r
     if (rc == 0 && used == 0 && e)
         rc = -ENAMETOOLONG;         /* not even one entry fits the client's room */
     res->data_len = rc == 0 ? used : 0;
-    res->rep.value = index;
+    /* a directory that shrank since the last page ends here: no entry,
+     * and an index the client may go on from */
+    res->rep.value = index > r->offset ? index : r->offset;
     return rc;
 }
 

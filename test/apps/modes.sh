@@ -38,13 +38,34 @@ mode_setup() {
             start_rdma_servers 4 "$dir" "apps-$mode" || return 1
             printf 'striping_unit %s\nrdma_coll disk_directed\n' "$unit" > "$dir/$mode.hints"
             MODE_DIR=$dir/$mode
+            # the mount's own layout differs from the hints': a file the
+            # driver made has the hints' unit in its header (mode_made_by_driver)
             start_mount rdma:/ "$dir" "apps-$mode-mount" "$MODE_DIR" \
-                --servers="$RDMA_SERVERS" -o striping_unit="$unit" || return 1
-            MODE_ENV="ROMIO_HINTS=$dir/$mode.hints"
+                --servers="$RDMA_SERVERS" -o striping_unit=1048576 || return 1
+            MODE_ENV="ROMIO_HINTS=$dir/$mode.hints MODE_OBJECT_ROOT=${RDMA_ROOTS%% *}"
+            MODE_ENV="$MODE_ENV MODE_UNIT=$unit"
             ;;
         *) echo "unknown mode $mode (modes: $APP_MODES_ALL)" >&2; return 1 ;;
     esac
     mkdir -p "$MODE_DIR"
+}
+
+# mode_made_by_driver FILE: over rdma:, that the driver made FILE (a name
+# in the mode's directory): its object 0 on the first server has the
+# hints' stripe unit (a file made through the mount has the mount's), so
+# that MPI-IO went to the driver and not through the mount. Elsewhere true.
+mode_made_by_driver() {
+    [ -n "${MODE_OBJECT_ROOT:-}" ] || return 0
+    python3 - "$MODE_OBJECT_ROOT/$1" "$MODE_UNIT" <<'PY'
+import struct, sys
+with open(sys.argv[1], "rb") as f:
+    head = f.read(32)
+# stripe.c's header: "ROMIOSTR", then the unit at byte 24
+unit = struct.unpack_from("<Q", head, 24)[0] if head[:8] == b"ROMIOSTR" else 0
+if unit != int(sys.argv[2]):
+    sys.exit("%s: stripe unit %d, not the hints' %s: MPI-IO did not go to the rdma: driver"
+             % (sys.argv[1], unit, sys.argv[2]))
+PY
 }
 
 # mode_done: stops the servers of the mode.

@@ -20,8 +20,10 @@ PTEST_NPROCS="C:4 cdf_format:4 header:2,4 testcases:2,4 nonblocking:2,4"
 # mode's directory with its environment: each program of PROGRAMS (a
 # +-separated list, run in turn on the same file) with ARGS, then
 # ncvalidator and netCDF's ncdump on each of FILES ("-" for none), read by
-# POSIX (over rdma:, through the rfs-mount the mode runs in).
+# POSIX (over rdma:, through the rfs-mount the mode runs in, and each file
+# checked to be the driver's: mode_made_by_driver).
 if [ "${1:-}" = --case ]; then
+    . "$here/modes.sh"
     np=$2 progs=$3 args=$4 files=$5 validator=$6
     for p in ${progs//+/ }; do
         # shellcheck disable=SC2086
@@ -31,6 +33,7 @@ if [ "${1:-}" = --case ]; then
     for f in ${files//,/ }; do
         "$validator" -q "$f" || { echo "ncvalidator: $f is not a valid file"; exit 1; }
         ncdump -h "$f" > /dev/null || { echo "ncdump: cannot read $f"; exit 1; }
+        mode_made_by_driver "$f" || exit 1
     done
     echo " No Errors"
     exit 0

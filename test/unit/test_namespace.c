@@ -190,8 +190,12 @@ static void test_readdir_pages(void **state)
         for (int i = 0; i < 199; i++)
             assert_int_equal(seen[i], 1);
     }
-    uint8_t tiny[8];
+    uint8_t tiny[8], page[4096];
     uint64_t next, used;
+    /* past the end (the directory shrank since the last page): no entry */
+    assert_int_equal(rfs_readdir(&c, "/many", 500, page, sizeof page, &next, &used), RFS_OK);
+    assert_int_equal(used, 0);
+    assert_int_equal(next, 500);
     assert_int_equal(rfs_readdir(&c, "/many", 0, tiny, sizeof tiny, &next, &used),
                      RFS_E_NAMETOOLONG);
     assert_int_equal(rfs_readdir(&c, "/many/file-001", 0, tiny, sizeof tiny, &next, &used),
@@ -304,8 +308,9 @@ static void test_hostile_input(void **state)
     r = (struct rfs_req) { .aux = 2, .length = 3 };
     assert_int_equal(exchange(conn, RFS_OP_RENAME, &r, "/a/b\0c", 5), RFS_E_INVAL);
     r = (struct rfs_req) { .aux = RFS_MAX_PATH + 1 };
+    /* refused, and the connection goes on */
     assert_int_equal(exchange(conn, RFS_OP_STAT, &r, NULL, 0), RFS_E_TOOBIG);
-    r = (struct rfs_req) { .aux = 1 };          /* refused, and the connection goes on */
+    r = (struct rfs_req) { .aux = 1 };
     assert_int_equal(exchange(conn, RFS_OP_STAT, &r, "/", 1), RFS_OK);
     net_close(conn);
 
