@@ -38,7 +38,44 @@ static struct mnt *mnt_of_context(void)
 struct open_file {
     pthread_mutex_t lock;
     struct mnt_file *f;
+    struct open_file *prev, *next;      /* open_files */
 };
+
+/* Every open file: those the kernel never released (a lazy unmount's last
+ * close can come after the session ended) are closed when it ends. */
+static struct open_file *open_files;
+static pthread_mutex_t open_files_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void track(struct open_file *of)
+{
+    pthread_mutex_lock(&open_files_lock);
+    of->next = open_files;
+    if (open_files)
+        open_files->prev = of;
+    open_files = of;
+    pthread_mutex_unlock(&open_files_lock);
+}
+
+static void untrack(struct open_file *of)
+{
+    pthread_mutex_lock(&open_files_lock);
+    if (of->prev)
+        of->prev->next = of->next;
+    else
+        open_files = of->next;
+    if (of->next)
+        of->next->prev = of->prev;
+    pthread_mutex_unlock(&open_files_lock);
+}
+
+static int close_file(struct mnt *m, struct open_file *of)
+{
+    untrack(of);
+    int rc = m->ops->close(of->f);
+    pthread_mutex_destroy(&of->lock);
+    free(of);
+    return rc;
+}
 
 static struct open_file *open_of(const struct fuse_file_info *fi)
 {
@@ -194,6 +231,7 @@ static int open_file(const char *path, int flags, mode_t mode, struct fuse_file_
         return rc;
     }
     pthread_mutex_init(&of->lock, NULL);
+    track(of);
     fi->fh = (uint64_t) (uintptr_t) of;
     return 0;
 }
@@ -257,11 +295,7 @@ static int mount_fsync(const char *path, int datasync, struct fuse_file_info *fi
 static int mount_release(const char *path, struct fuse_file_info *fi)
 {
     (void) path;
-    struct open_file *of = open_of(fi);
-    int rc = mnt_of_context()->ops->close(of->f);
-    pthread_mutex_destroy(&of->lock);
-    free(of);
-    return rc;
+    return close_file(mnt_of_context(), open_of(fi));
 }
 
 static int mount_statfs(const char *path, struct statvfs *st)
@@ -485,42 +519,66 @@ static int probe(struct mnt *m, const char *spec)
     return 0;
 }
 
+/* What main made, let go: connections, TLS, the key, the options. */
+static void release(struct mnt *m, struct options *o, struct rfs_key *key)
+{
+    while (open_files)
+        close_file(m, open_files);
+    for (uint32_t s = 0; m->metas && s < m->servers.n; s++)
+        if (m->metas_up[s])
+            rfs_client_close(&m->metas[s]);
+    free(m->metas);
+    free(m->metas_up);
+    if (m->meta_up)
+        rfs_client_close(&m->meta);
+    net_tls_free(m->connect.net.tls);
+    if (m->connect.key)
+        rfs_key_wipe(key);
+    free(o->spec);
+    free(o->servers);
+    free(o->key_file);
+    free(o->transport);
+    free(o->tls_ca);
+}
+
 int main(int argc, char *argv[])
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct options o = { .timeout_s = 30 };
     struct rfs_key key;
+    struct mnt *m = &the_mount;
+    int rc;
     if (fuse_opt_parse(&args, &o, option_spec, take_spec) != 0)
         return 1;
     if (o.show_help) {
         usage(argv[0]);
         fuse_opt_add_arg(&args, "--help");
         args.argv[0][0] = '\0';
-        return fuse_main(args.argc, args.argv, &mount_ops, NULL);
-    }
-    if (!o.spec) {
+        rc = fuse_main(args.argc, args.argv, &mount_ops, NULL);
+    } else if (!o.spec) {
         usage(argv[0]);
-        return 2;
+        rc = 2;
+    } else {
+        pthread_mutex_init(&m->meta_lock, NULL);
+        /* close-to-open by default: attributes and names are asked each
+         * time (a file written by MPI-IO beside the mount shows at once);
+         * the user's -o attr_timeout and the like come later and win. The
+         * spec is the mount table's source, its commas escaped for -o. */
+        char fsname[2 * RFS_MAX_PATH + 64];
+        size_t n = (size_t) snprintf(fsname, sizeof fsname, "-osubtype=rfs-mount,fsname=");
+        for (const char *c = o.spec; *c && n + 3 < sizeof fsname; c++) {
+            if (*c == ',' || *c == '\\')
+                fsname[n++] = '\\';
+            fsname[n++] = *c;
+        }
+        fsname[n] = '\0';
+        fuse_opt_insert_arg(&args, 1, "-oattr_timeout=0,entry_timeout=0,negative_timeout=0");
+        fuse_opt_insert_arg(&args, 1, fsname);
+        rc = namespace_of(m, &o) != 0 || security(m, &o, &key) != 0 || probe(m, o.spec) != 0
+                 ? 1
+                 : fuse_main(args.argc, args.argv, &mount_ops, NULL);
     }
-    struct mnt *m = &the_mount;
-    pthread_mutex_init(&m->meta_lock, NULL);
-    /* close-to-open by default: attributes and names are asked each time
-     * (a file written by MPI-IO beside the mount shows at once); the
-     * user's -o attr_timeout and the like come later and win */
-    /* the spec as the mount table's source: its commas escaped for -o */
-    char fsname[2 * RFS_MAX_PATH + 64];
-    size_t n = (size_t) snprintf(fsname, sizeof fsname, "-osubtype=rfs-mount,fsname=");
-    for (const char *c = o.spec; *c && n + 3 < sizeof fsname; c++) {
-        if (*c == ',' || *c == '\\')
-            fsname[n++] = '\\';
-        fsname[n++] = *c;
-    }
-    fsname[n] = '\0';
-    fuse_opt_insert_arg(&args, 1, "-oattr_timeout=0,entry_timeout=0,negative_timeout=0");
-    fuse_opt_insert_arg(&args, 1, fsname);
-    if (namespace_of(m, &o) != 0 || security(m, &o, &key) != 0 || probe(m, o.spec) != 0)
-        return 1;
-    int rc = fuse_main(args.argc, args.argv, &mount_ops, NULL);
+    release(m, &o, &key);
     fuse_opt_free_args(&args);
     return rc;
 }
