@@ -57,7 +57,8 @@ check install.destdir bash -c '"$0" install "$1" "$2" /opt/romio-drivers "$3/sta
     grep -q "^prefix=/opt/romio-drivers$" "$3/stage/opt/romio-drivers/bin/mpicc"' \
     "$repo/scripts/install.sh" "$repo" "$build" "$work"
 check module.load "${in_module[@]}" bash -c '[ "$(command -v mpicc)" = "$0/bin/mpicc" ] &&
-    [ "$(command -v rfsd)" = "$0/bin/rfsd" ] && man -w rfsd >/dev/null' "$prefix"
+    [ "$(command -v rfsd)" = "$0/bin/rfsd" ] && man -w rfsd >/dev/null &&
+    [ "$(command -v rfs-mount)" = "$0/bin/rfs-mount" ] && man -w rfs-mount >/dev/null' "$prefix"
 check program.build "${in_module[@]}" mpicc -std=c11 -o "$work/installed_io" \
     "$repo/test/install/installed_io.c"
 check program.links_prefix bash -c 'ldd "$0" | grep -qE "libmpi\.so\.[0-9]+ => $1/lib/"' \
@@ -72,7 +73,7 @@ else
     echo "  FAIL installed.rfs_rdma_abt (rfsd did not start from its config file)"
 fi
 for page in "$prefix"/share/man/man*/*; do
-    case $page in */rfsd.8|*/romio-drivers.7) ;; *) continue ;; esac
+    case $page in */rfsd.8|*/romio-drivers.7|*/rfs-mount.1|*/rdma-resync.1) ;; *) continue ;; esac
     check "man.$(basename "$page")" bash -c 'w=$(MANWIDTH=80 man -l --warnings "$0" 2>&1 \
         >/dev/null); [ -z "$w" ] || { echo "$w"; false; }' "$page"
 done
