@@ -150,7 +150,7 @@ check-trixie:
 	@bash test/trixie/run.sh $(CURDIR) $(CACHE_ROOT)-trixie '$(TRIXIE_MPICH_SOURCE)'
 
 # The drivers under Debian's Open MPI: integration tests, HDF5, ROMIO's suite
-check-openmpi: openmpi $(FOBJ)/rfsd
+check-openmpi: openmpi $(FOBJ)/rfsd $(FOBJ)/rfs-mount
 	@w=$$(mktemp -d); bash test/openmpi/run.sh $(CURDIR) $(OPENMPI_DIR) $$w $$w/res; \
 	 read p f s < $$w/res 2>/dev/null || { p=0 f=1 s=0; }; rm -rf $$w; \
 	 echo "openmpi: $$p passed, $$f failed, $$s skipped"; [ $$f -eq 0 ]

@@ -1,16 +1,18 @@
 # The prefixes the applications' suites run over (sourced by test/apps/*.sh,
-# after test/lib.sh). The applications keep their plain, relative file names;
-# ROMIO_FSTYPE_FORCE puts them on a driver, and each case runs in the mode's
-# directory:
+# after test/lib.sh). The applications keep their plain, relative file names,
+# put on a driver by the rfs-mount they run in or by ROMIO_FSTYPE_FORCE; each
+# case runs in the mode's directory:
 #   ufs       a local directory, no prefix: the baseline of the same run
-#   rfs       rfs: to one rfsd whose export root is the directory, so a
-#             POSIX call or a serial tool on the same name sees the server's file
+#   rfs       rfs: to one rfsd, the cases in an rfs-mount of its export (as
+#             rdma: below, no ROMIO_FSTYPE_FORCE)
 #   rdma      rdma: over 4 rfsd, stripe unit 64 KiB, disk-directed collectives,
 #             the cases run in an rfs-mount of the servers: ROMIO finds the
 #             mount's names are rdma: ones (no ROMIO_FSTYPE_FORCE), MPI-IO goes
 #             to the driver and POSIX calls and serial tools through the mount
 #   rdma-odd  the same with stripe unit 4099 (odd, dividing nothing)
-#   abt-rfs   abt: over rfs: (ROMIO_ABT_INNER=rfs:), the same way
+#   abt-rfs   abt: over rfs: (ROMIO_ABT_INNER=rfs:, ROMIO_FSTYPE_FORCE=abt:) to
+#             one rfsd whose export root is the directory, so a POSIX call or a
+#             serial tool on the same name sees the server's file
 #   abt-ufs   abt: over ufs: in a local directory
 APP_MODES_ALL="ufs rfs rdma rdma-odd abt-rfs abt-ufs"
 
@@ -24,13 +26,21 @@ mode_setup() {
     case $mode in
         ufs) MODE_DIR=$dir/ufs ;;
         abt-ufs) MODE_DIR=$dir/abt-ufs MODE_ENV="ROMIO_FSTYPE_FORCE=abt:" ;;
-        rfs|abt-rfs)
+        rfs)
+            # an rfs-mount of the server's export: ROMIO finds the mount's
+            # names are rfs: ones, POSIX goes through the mount
+            MODE_DIR=$dir/$mode
+            start_rfsd "$dir/$mode-root" "$dir" "apps-$mode" || return 1
+            start_mount "rfs:127.0.0.1:$RFSD_PORT:" "$dir" "apps-$mode-mount" "$MODE_DIR" \
+                || return 1
+            ;;
+        abt-rfs)
             # the server's root is the directory: a plain relative name is
             # the same file to the driver (relative to the root) and to POSIX
             MODE_DIR=$dir/$mode
             start_rfsd "$MODE_DIR" "$dir" "apps-$mode" || return 1
-            MODE_ENV="ROMIO_RFS_SERVER=127.0.0.1:$RFSD_PORT ROMIO_FSTYPE_FORCE=rfs:"
-            [ "$mode" = rfs ] || MODE_ENV="$MODE_ENV ROMIO_ABT_INNER=rfs: ROMIO_FSTYPE_FORCE=abt:"
+            MODE_ENV="ROMIO_RFS_SERVER=127.0.0.1:$RFSD_PORT ROMIO_ABT_INNER=rfs:"
+            MODE_ENV="$MODE_ENV ROMIO_FSTYPE_FORCE=abt:"
             ;;
         rdma|rdma-odd)
             unit=65536

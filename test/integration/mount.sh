@@ -195,6 +195,11 @@ if start_mount rdma:/ "$work" rdma-mount "$work/rdma" --servers="$RDMA_SERVERS" 
     case_of mount.striped-files 120 "$work/rdma" "$work/src" $roots
     case_of mount.replicas 120 "$work/rdma2" "$work/rdma" "$work/src" "${roots%% *}"
     run_case mount.rdma.mount_io.np4 300 $mpiexec -n 4 "$work/bin/mount_io" "$work/rdma" rdma
+    # a mount path with the driver forced, as a program that cannot be told
+    # about the mount would be run
+    mkdir -p "$work/rdma/forced"
+    run_case mount.rdma.mount_io_forced.np2 300 env ROMIO_FSTYPE_FORCE=rdma: $mpiexec -n 2 \
+        "$work/bin/mount_io" "$work/rdma/forced" rdma
 else
     FAILED=$((FAILED + 1))
     echo "  FAIL mount.rdma (rfs-mount did not mount)"

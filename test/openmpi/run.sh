@@ -3,7 +3,8 @@
 # ours): programs built with mpicc.openmpi, run by mpirun.openmpi choosing
 # that component (test/lib.sh: openmpi_env, OPENMPI_MPIEXEC). The integration
 # tests that use MPI only (not MPICH's error messages or libmpich), Debian's
-# parallel HDF5 over each prefix, and ROMIO's suite (Open MPI's copy) over
+# parallel HDF5 over each prefix, MPI-IO on an rfs-mount's plain names, and
+# ROMIO's suite (Open MPI's copy) over
 # rfs:, abt:rfs: and rdma: (test/romio/run.sh with ROMIO_MPI=openmpi).
 #   run.sh REPO OPENMPI_DIR WORKDIR RESULTS
 set -u
@@ -14,7 +15,7 @@ work=$3
 results=$4
 . "$here/../lib.sh"
 runner_start "$work"
-export RFSD=$repo/build/obj/plain/rfsd
+export RFSD=$repo/build/obj/plain/rfsd RFS_MOUNT=$repo/build/obj/plain/rfs-mount
 openmpi_env "$dir/components" || exit 1
 mpiexec=$OPENMPI_MPIEXEC
 itest=$repo/test/integration
@@ -39,7 +40,7 @@ case $version in
         skip openmpi.messages "rfs_contig, abt_basic, rdma_basic, rdma_subarray and rfs_hints check no error message: $why_messages" ;;
 esac
 
-for t in rfs_contig rfs_noncontig abt_basic abt_order abt_wait rdma_subarray $info_tests; do
+for t in rfs_contig rfs_noncontig abt_basic abt_order abt_wait rdma_subarray mount_io $info_tests; do
     mpicc.openmpi -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" \
         "$itest/$t.c" || { echo "  FAIL build of $t"; FAILED=$((FAILED + 1)); }
 done
@@ -89,6 +90,13 @@ for layout in "2 4096" "4 1000"; do
 done
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "openmpi.rdma_subarray.np4" 300 $mpiexec -n 4 \
     "$work/bin/rdma_subarray" "rdma:/d/" 2048
+# plain names on an rfs-mount of those servers: Open MPI's ROMIO finds the
+# mount (the patch's hook) and goes to the driver, POSIX through the mount
+if start_mount rdma:/ "$work" mount "$work/mnt" --servers="$RDMA_SERVERS"; then
+    run_case "openmpi.mount_io.np4" 300 $mpiexec -n 4 "$work/bin/mount_io" "$work/mnt" rdma
+else
+    FAILED=$((FAILED + 1)); echo "  FAIL openmpi.mount_io (rfs-mount did not mount)"
+fi
 
 echo "Open MPI: Debian's parallel HDF5 (libhdf5-openmpi) over each prefix"
 mkdir -p "$root/h5" "$root/abt-h5"

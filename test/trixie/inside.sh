@@ -52,7 +52,7 @@ fi
 echo "trixie: Open MPI"
 if run_case make.openmpi 1800 bash -c 'make openmpi && echo " No Errors"'; then
     ompi_dir=$(make -s --no-print-directory print-OPENMPI_DIR)
-    make -s --no-print-directory build/obj/plain/rfsd > /dev/null
+    make -s --no-print-directory build/obj/plain/rfsd build/obj/plain/rfs-mount > /dev/null
     bash test/openmpi/run.sh "$repo" "$ompi_dir" "$work/openmpi" "$work/openmpi.res"
     suites="$suites openmpi"
 fi
