@@ -188,7 +188,11 @@ void ADIOI_RDMA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
         ADIOI_Info_set(fd->info, "striping_factor", value);
         snprintf(value, sizeof value, "%u", known.replicas);
         ADIOI_Info_set(fd->info, "rdma_replicas", value);
-        ADIOI_Free(name);
+        /* Its later open (ADIOI_RDMA_Open) must open what rank 0 resolved,
+         * also on a host without the mount: the name, and the mount's
+         * hints already in fd->info. */
+        ADIOI_Free(fd->filename);
+        fd->filename = name;
         *error_code = MPI_SUCCESS;
         return;
     }

@@ -111,10 +111,8 @@ static int rdma_list_op(struct mnt *m, const char *path, mnt_fill_fn fill, void 
 
 typedef int (*path_fn)(struct rfs_client *c, const char *ns, const void *arg);
 
-/* fn on server 0, then on every other server unless server 0 failed
- * otherwise than `ignore` (which does not stop it: a directory made or
- * removed on some servers only is completed so); 0, server 0's `ignore`,
- * or the first failure. */
+/* fn on server 0, then (if it did it) on every other server, where
+ * `ignore` is no failure: 0 or the first failure. */
 static int on_all_servers(struct mnt *m, const char *path, path_fn fn, const void *arg,
                           int ignore)
 {
@@ -130,12 +128,12 @@ static int on_all_servers(struct mnt *m, const char *path, path_fn fn, const voi
             r = fn(c, ns, arg);
             meta_release(m, s, r);
         }
-        if (r == 0 || (r == ignore && s > 0))
-            continue;
-        if (rc == 0)
+        if (s == 0 && r != 0) {
             rc = r;
-        if (s == 0 && r != ignore)
             break;
+        }
+        if (r != 0 && r != ignore && rc == 0)
+            rc = r;
     }
     pthread_mutex_unlock(&m->meta_lock);
     return mnt_errno(rc);

@@ -102,17 +102,18 @@ for mode in $modes; do
             "$np" "./$prog" $args
     done
     # HDF5's h5dump (Debian's, serial, POSIX) on what its parallel example wrote
-    # through MPI-IO in this mode (over rdma:, the driver's: mode_made_by_driver)
+    # through MPI-IO in this mode (the driver's: mode_driver_ran, mode_made_by_driver)
     # shellcheck disable=SC2086
     run_case "hdf5.$mode.h5dump" 300 env -C "$dir" $MODE_ENV bash -c '
-        set -e
+        set -eo pipefail
         . "$2/modes.sh"
-        "$PREFIX_MPIEXEC" $MPIEXEC_FLAGS -n 2 "$1" -c -f .
+        "$PREFIX_MPIEXEC" $MPIEXEC_FLAGS -n 2 "$1" -c -f . 2>&1 | tee example.out
+        mode_driver_ran example.out
         mode_made_by_driver ParaEg0.h5
         h5dump -d /Data1 ParaEg0.h5 > h5dump.out
         grep -q "DATASET \"/Data1\"" h5dump.out
         grep -q "(0,0): 1, 2, 3," h5dump.out
-        rm -f ParaEg*.h5 h5dump.out
+        rm -f ParaEg*.h5 h5dump.out example.out
         echo " No Errors"
         ' h5dump "$work/bin/ph5example" "$here"
     mode_done

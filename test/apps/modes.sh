@@ -33,6 +33,7 @@ mode_setup() {
             start_rfsd "$dir/$mode-root" "$dir" "apps-$mode" || return 1
             start_mount "rfs:127.0.0.1:$RFSD_PORT:" "$dir" "apps-$mode-mount" "$MODE_DIR" \
                 || return 1
+            MODE_ENV="ROMIO_RFS_STATS=1 MODE_DRIVER_SAYS=rfs_stats:"
             ;;
         abt-rfs)
             # the server's root is the directory: a plain relative name is
@@ -58,6 +59,16 @@ mode_setup() {
         *) echo "unknown mode $mode (modes: $APP_MODES_ALL)" >&2; return 1 ;;
     esac
     mkdir -p "$MODE_DIR"
+}
+
+# mode_driver_ran OUTPUT: over rfs:, that a case's output (its processes'
+# stderr) has the driver's statistics of a file it closed
+# (MODE_DRIVER_SAYS, "_" for a blank): MPI-IO went to the driver, not
+# through the mount. Elsewhere true.
+mode_driver_ran() {
+    [ -n "${MODE_DRIVER_SAYS:-}" ] || return 0
+    grep -q "^${MODE_DRIVER_SAYS//_/ }" "$1" ||
+        { echo "no \"${MODE_DRIVER_SAYS//_/ }\" in the output: MPI-IO did not go to the driver"; false; }
 }
 
 # mode_made_by_driver FILE: over rdma:, that the driver made FILE (a name

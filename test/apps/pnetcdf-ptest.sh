@@ -25,11 +25,15 @@ PTEST_NPROCS="C:4 cdf_format:4 header:2,4 testcases:2,4 nonblocking:2,4"
 if [ "${1:-}" = --case ]; then
     . "$here/modes.sh"
     np=$2 progs=$3 args=$4 files=$5 validator=$6
+    out=$(mktemp "${TMPDIR:-/tmp}/ptest-case.XXXXXX")
+    trap 'rm -f "$out"' EXIT
     for p in ${progs//+/ }; do
         # shellcheck disable=SC2086
-        "$PREFIX_MPIEXEC" $MPIEXEC_FLAGS -n "$np" "$p" $args || exit 1
+        "$PREFIX_MPIEXEC" $MPIEXEC_FLAGS -n "$np" "$p" $args 2>&1 | tee -a "$out"
+        [ "${PIPESTATUS[0]}" = 0 ] || exit 1
     done
     [ "$files" = - ] && { echo " No Errors"; exit 0; }
+    mode_driver_ran "$out" || exit 1
     for f in ${files//,/ }; do
         "$validator" -q "$f" || { echo "ncvalidator: $f is not a valid file"; exit 1; }
         ncdump -h "$f" > /dev/null || { echo "ncdump: cannot read $f"; exit 1; }
