@@ -179,10 +179,11 @@ int mount_desc_of_path(const char *path, struct mount_desc *d)
     dir[dlen] = '\0';
     if ((rc = desc_at(slash ? (dlen ? dir : "/") : ".", d)) != 0)
         return rc;
-    size_t n = strlen(d->name);
-    int sep = n > 0 && d->name[n - 1] != '/';
-    if (n + (size_t) sep + strlen(base) >= sizeof d->name)
+    size_t n = strlen(d->name), blen = strlen(base);
+    if (n > 0 && d->name[n - 1] != '/')
+        d->name[n++] = '/';         /* n < sizeof d->name - 1: the parse ended the name */
+    if (n + blen >= sizeof d->name)
         return -EINVAL;
-    snprintf(d->name + n, sizeof d->name - n, "%s%s", sep ? "/" : "", base);
+    memcpy(d->name + n, base, blen + 1);
     return 0;
 }
