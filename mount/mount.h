@@ -48,14 +48,11 @@ struct mnt {
     struct rfs_connect_opts connect;
     struct mount_desc desc;             /* name: the mount root's ROMIO name; the hints */
     pthread_mutex_t meta_lock;          /* namespace calls share connections */
-    /* rfs: one server */
-    char host[256], port[32];
-    struct rfs_client meta;
-    int meta_up;
-    /* rdma: the servers, a namespace connection to each, new files' layout */
+    /* the servers (rfs: one), a namespace connection to each */
     struct stripe_servers servers;
     struct rfs_client *metas;
     int *metas_up;
+    /* rdma: new files' layout */
     uint64_t unit;
     uint32_t factor, replicas;
 };
@@ -67,17 +64,26 @@ int mnt_ns_path(const struct mnt *m, const char *path, char *out, size_t size);
 /* -errno of a call's result: a server's status, or a transport failure
  * (-ENOTCONN: the server is unreachable; EIO for what else broke). */
 int mnt_errno(int rc);
-/* A connection for namespace calls, made on first use and again after a
- * failure; 0 or the failure. Called with meta_lock held. */
-int mnt_meta_ready(struct mnt *m, struct rfs_client *c, int *up, const char *host,
-                   const char *port);
+/* With meta_lock held: the namespace connection to server s, made on
+ * first use and again after a failure; NULL with *rc the failure. */
+struct rfs_client *mnt_meta_of(struct mnt *m, uint32_t s, int *rc);
 /* After a call on it: a transport failure closes it for the next call. */
-void mnt_meta_done(struct rfs_client *c, int *up, int rc);
+void mnt_meta_release(struct mnt *m, uint32_t s, int rc);
+/* fn(c, ns, arg) on server s's namespace connection, ns PATH's namespace
+ * path, under meta_lock; 0 or -errno. */
+typedef int (*mnt_meta_fn)(struct rfs_client *c, const char *ns, void *arg);
+int mnt_meta_call(struct mnt *m, uint32_t s, const char *path, mnt_meta_fn fn, void *arg);
+/* The namespace calls both namespaces make as one call on one server. */
+int mnt_mkdir_on(struct rfs_client *c, const char *ns, void *mode);    /* uint32_t */
+int mnt_rmdir_on(struct rfs_client *c, const char *ns, void *unused);
+/* PATH's attributes on server 0 (rdma:: object 0's, what stat shows). */
+int mnt_setattr(struct mnt *m, const char *path, uint32_t flags, mode_t mode, int64_t atime_ns,
+                int64_t mtime_ns);
 /* struct stat of a STAT record (owner: the mounting user). */
 void mnt_stat_of(const struct rfs_stat_rec *rec, struct stat *st);
-/* Every entry of directory ns on c, given to fill; hide(name) leaves some
- * out. */
-int mnt_list_on(struct rfs_client *c, const char *ns, mnt_fill_fn fill, void *arg,
-                int (*hide)(const char *name));
+/* Every entry of directory PATH on server 0, given to fill; hide(name)
+ * (NULL: none) leaves some out. */
+int mnt_list(struct mnt *m, const char *path, mnt_fill_fn fill, void *arg,
+             int (*hide)(const char *name));
 
 #endif /* MOUNT_H_INCLUDED */

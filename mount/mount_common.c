@@ -34,27 +34,74 @@ int mnt_errno(int rc)
     return rc == -ENOMEM ? -ENOMEM : rc == -EKEYREJECTED || rc == -EACCES ? -EACCES : -EIO;
 }
 
-int mnt_meta_ready(struct mnt *m, struct rfs_client *c, int *up, const char *host,
-                   const char *port)
+struct rfs_client *mnt_meta_of(struct mnt *m, uint32_t s, int *rc)
 {
-    if (*up)
-        return 0;
-    int rc = rfs_client_connect_with(c, host, port, &m->connect);
-    if (rc != 0) {
+    struct rfs_client *c = &m->metas[s];
+    const struct net_endpoint *at = &m->servers.at[s];
+    *rc = 0;
+    if (m->metas_up[s])
+        return c;
+    *rc = rfs_client_connect_with(c, at->host, at->port, &m->connect);
+    if (*rc != 0) {
         if (c->why)
-            fprintf(stderr, "rfs-mount: %s:%s: %s\n", host, port, c->why);
-        return rc;
+            fprintf(stderr, "rfs-mount: %s:%s: %s\n", at->host, at->port, c->why);
+        return NULL;
     }
-    *up = 1;
-    return 0;
+    m->metas_up[s] = 1;
+    return c;
 }
 
-void mnt_meta_done(struct rfs_client *c, int *up, int rc)
+void mnt_meta_release(struct mnt *m, uint32_t s, int rc)
 {
-    if (rc < 0 || c->broken) {
-        rfs_client_close(c);
-        *up = 0;
+    if (rc < 0 || m->metas[s].broken) {
+        rfs_client_close(&m->metas[s]);
+        m->metas_up[s] = 0;
     }
+}
+
+int mnt_meta_call(struct mnt *m, uint32_t s, const char *path, mnt_meta_fn fn, void *arg)
+{
+    char ns[RFS_MAX_PATH + 1];
+    int rc = mnt_ns_path(m, path, ns, sizeof ns);
+    if (rc != 0)
+        return rc;
+    pthread_mutex_lock(&m->meta_lock);
+    struct rfs_client *c = mnt_meta_of(m, s, &rc);
+    if (c) {
+        rc = fn(c, ns, arg);
+        mnt_meta_release(m, s, rc);
+    }
+    pthread_mutex_unlock(&m->meta_lock);
+    return mnt_errno(rc);
+}
+
+int mnt_mkdir_on(struct rfs_client *c, const char *ns, void *mode)
+{
+    return rfs_mkdir(c, ns, *(const uint32_t *) mode);
+}
+
+int mnt_rmdir_on(struct rfs_client *c, const char *ns, void *unused)
+{
+    (void) unused;
+    return rfs_rmdir(c, ns);
+}
+
+struct setattr_args {
+    uint32_t flags, mode;
+    int64_t atime_ns, mtime_ns;
+};
+
+static int setattr_on(struct rfs_client *c, const char *ns, void *arg)
+{
+    const struct setattr_args *a = arg;
+    return rfs_setattr(c, ns, a->flags, a->mode, a->atime_ns, a->mtime_ns);
+}
+
+int mnt_setattr(struct mnt *m, const char *path, uint32_t flags, mode_t mode, int64_t atime_ns,
+                int64_t mtime_ns)
+{
+    struct setattr_args a = { flags, (uint32_t) mode, atime_ns, mtime_ns };
+    return mnt_meta_call(m, 0, path, setattr_on, &a);
 }
 
 static struct timespec ts_of(int64_t ns)
@@ -86,9 +133,15 @@ void mnt_stat_of(const struct rfs_stat_rec *rec, struct stat *st)
 
 #define LIST_ROOM (64u << 10)
 
-int mnt_list_on(struct rfs_client *c, const char *ns, mnt_fill_fn fill, void *arg,
-                int (*hide)(const char *name))
+struct list_args {
+    mnt_fill_fn fill;
+    void *arg;
+    int (*hide)(const char *name);
+};
+
+static int list_on(struct rfs_client *c, const char *ns, void *arg)
 {
+    const struct list_args *a = arg;
     uint8_t *buf = malloc(LIST_ROOM);
     if (!buf)
         return -ENOMEM;
@@ -109,7 +162,7 @@ int mnt_list_on(struct rfs_client *c, const char *ns, mnt_fill_fn fill, void *ar
             memcpy(name, p, len);
             name[len] = '\0';
             at += took;
-            if ((!hide || !hide(name)) && fill(arg, name, type) != 0)
+            if ((!a->hide || !a->hide(name)) && a->fill(a->arg, name, type) != 0)
                 goto out;               /* the kernel's buffer is full */
         }
         index = next;
@@ -117,4 +170,11 @@ int mnt_list_on(struct rfs_client *c, const char *ns, mnt_fill_fn fill, void *ar
 out:
     free(buf);
     return rc;
+}
+
+int mnt_list(struct mnt *m, const char *path, mnt_fill_fn fill, void *arg,
+             int (*hide)(const char *name))
+{
+    struct list_args a = { fill, arg, hide };
+    return mnt_meta_call(m, 0, path, list_on, &a);
 }

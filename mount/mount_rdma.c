@@ -20,19 +20,6 @@ struct mnt_file {
     struct stripe_file sf;
 };
 
-/* With meta_lock held: the namespace connection to server s. */
-static struct rfs_client *meta_of(struct mnt *m, uint32_t s, int *rc)
-{
-    *rc = mnt_meta_ready(m, &m->metas[s], &m->metas_up[s], m->servers.at[s].host,
-                         m->servers.at[s].port);
-    return *rc == 0 ? &m->metas[s] : NULL;
-}
-
-static void meta_release(struct mnt *m, uint32_t s, int rc)
-{
-    mnt_meta_done(&m->metas[s], &m->metas_up[s], rc);
-}
-
 /* ".NAME.copyC": a replica's object, not a name of the namespace */
 static int is_copy_name(const char *name)
 {
@@ -72,10 +59,10 @@ static int rdma_stat_op(struct mnt *m, const char *path, struct stat *st)
     if (rc != 0)
         return rc;
     pthread_mutex_lock(&m->meta_lock);
-    struct rfs_client *c = meta_of(m, 0, &rc);
+    struct rfs_client *c = mnt_meta_of(m, 0, &rc);
     if (c) {
         rc = rfs_stat_path(c, ns, &rec);
-        meta_release(m, 0, rc);
+        mnt_meta_release(m, 0, rc);
     }
     if (rc == 0 && rec.type == RFS_TYPE_REG) {
         struct stripe_layout l;
@@ -95,25 +82,12 @@ static int rdma_stat_op(struct mnt *m, const char *path, struct stat *st)
 
 static int rdma_list_op(struct mnt *m, const char *path, mnt_fill_fn fill, void *arg)
 {
-    char ns[RFS_MAX_PATH + 1];
-    int rc = mnt_ns_path(m, path, ns, sizeof ns);
-    if (rc != 0)
-        return rc;
-    pthread_mutex_lock(&m->meta_lock);
-    struct rfs_client *c = meta_of(m, 0, &rc);
-    if (c) {
-        rc = mnt_list_on(c, ns, fill, arg, is_copy_name);
-        meta_release(m, 0, rc);
-    }
-    pthread_mutex_unlock(&m->meta_lock);
-    return mnt_errno(rc);
+    return mnt_list(m, path, fill, arg, is_copy_name);
 }
-
-typedef int (*path_fn)(struct rfs_client *c, const char *ns, const void *arg);
 
 /* fn on server 0, then (if it did it) on every other server, where
  * `ignore` is no failure: 0 or the first failure. */
-static int on_all_servers(struct mnt *m, const char *path, path_fn fn, const void *arg,
+static int on_all_servers(struct mnt *m, const char *path, mnt_meta_fn fn, void *arg,
                           int ignore)
 {
     char ns[RFS_MAX_PATH + 1];
@@ -123,10 +97,10 @@ static int on_all_servers(struct mnt *m, const char *path, path_fn fn, const voi
     pthread_mutex_lock(&m->meta_lock);
     for (uint32_t s = 0; s < m->servers.n; s++) {
         int r;
-        struct rfs_client *c = meta_of(m, s, &r);
+        struct rfs_client *c = mnt_meta_of(m, s, &r);
         if (c) {
             r = fn(c, ns, arg);
-            meta_release(m, s, r);
+            mnt_meta_release(m, s, r);
         }
         if (s == 0 && r != 0) {
             rc = r;
@@ -139,26 +113,15 @@ static int on_all_servers(struct mnt *m, const char *path, path_fn fn, const voi
     return mnt_errno(rc);
 }
 
-static int mkdir_on(struct rfs_client *c, const char *ns, const void *mode)
-{
-    return rfs_mkdir(c, ns, *(const uint32_t *) mode);
-}
-
-static int rmdir_on(struct rfs_client *c, const char *ns, const void *unused)
-{
-    (void) unused;
-    return rfs_rmdir(c, ns);
-}
-
 static int rdma_mkdir_op(struct mnt *m, const char *path, mode_t mode)
 {
     uint32_t mode32 = (uint32_t) mode;
-    return on_all_servers(m, path, mkdir_on, &mode32, RFS_E_EXIST);
+    return on_all_servers(m, path, mnt_mkdir_on, &mode32, RFS_E_EXIST);
 }
 
 static int rdma_rmdir_op(struct mnt *m, const char *path)
 {
-    return on_all_servers(m, path, rmdir_on, NULL, RFS_E_NOENT);
+    return on_all_servers(m, path, mnt_rmdir_on, NULL, RFS_E_NOENT);
 }
 
 static int rdma_unlink_op(struct mnt *m, const char *path)
@@ -187,10 +150,10 @@ static int rename_copy(struct mnt *m, uint32_t s, uint32_t copy, const char *fro
     int rc = copy_name(from, copy, a, sizeof a);
     if (rc == 0)
         rc = copy_name(to, copy, b, sizeof b);
-    struct rfs_client *c = rc == 0 ? meta_of(m, s, &rc) : NULL;
+    struct rfs_client *c = rc == 0 ? mnt_meta_of(m, s, &rc) : NULL;
     if (c) {
         rc = rfs_rename(c, a, b, 0);
-        meta_release(m, s, rc);
+        mnt_meta_release(m, s, rc);
     }
     return rc;
 }
@@ -219,11 +182,11 @@ static int rename_file(struct mnt *m, const char *from, const char *to, uint32_t
     struct rfs_stat_rec rec;
     uint64_t held[STRIPE_MAX_REPLICAS], had[STRIPE_MAX_REPLICAS] = { 0 };
     int rc = layout_of(m, from, &l, NULL);
-    struct rfs_client *c0 = rc == 0 ? meta_of(m, 0, &rc) : NULL;
+    struct rfs_client *c0 = rc == 0 ? mnt_meta_of(m, 0, &rc) : NULL;
     if (!c0)
         return rc;
     int exists = rfs_stat_path(c0, to, &rec);
-    meta_release(m, 0, exists);
+    mnt_meta_release(m, 0, exists);
     if (exists != 0 && exists != RFS_E_NOENT)
         return exists;
     if (exists == 0) {
@@ -255,14 +218,14 @@ static int rename_file(struct mnt *m, const char *from, const char *to, uint32_t
             int r;
             struct rfs_client *c;
             if (!(had[copy] >> s & 1) || held[copy] >> s & 1 ||
-                copy_name(to, copy, name, sizeof name) != 0 || !(c = meta_of(m, s, &r)))
+                copy_name(to, copy, name, sizeof name) != 0 || !(c = mnt_meta_of(m, s, &r)))
                 continue;
-            meta_release(m, s, rfs_unlink(c, name));
+            mnt_meta_release(m, s, rfs_unlink(c, name));
         }
     return 0;
 }
 
-static int rename_on(struct rfs_client *c, const char *ns, const void *to)
+static int rename_on(struct rfs_client *c, const char *ns, void *to)
 {
     return rfs_rename(c, ns, to, 0);
 }
@@ -276,10 +239,10 @@ static int rdma_rename_op(struct mnt *m, const char *from, const char *to, uint3
         (rc = mnt_ns_path(m, to, b, sizeof b)) != 0)
         return rc;
     pthread_mutex_lock(&m->meta_lock);
-    struct rfs_client *c = meta_of(m, 0, &rc);
+    struct rfs_client *c = mnt_meta_of(m, 0, &rc);
     if (c) {
         rc = rfs_stat_path(c, a, &rec);
-        meta_release(m, 0, rc);
+        mnt_meta_release(m, 0, rc);
     }
     int is_dir = rc == 0 && rec.type == RFS_TYPE_DIR;
     if (rc == 0 && !is_dir)
@@ -288,24 +251,6 @@ static int rdma_rename_op(struct mnt *m, const char *from, const char *to, uint3
     if (rc != 0 || !is_dir)
         return mnt_errno(rc);
     return on_all_servers(m, from, rename_on, b, RFS_E_NOENT);
-}
-
-static int rdma_setattr_op(struct mnt *m, const char *path, uint32_t flags, mode_t mode,
-                           int64_t atime_ns, int64_t mtime_ns)
-{
-    /* attributes are object 0's: what stat shows */
-    char ns[RFS_MAX_PATH + 1];
-    int rc = mnt_ns_path(m, path, ns, sizeof ns);
-    if (rc != 0)
-        return rc;
-    pthread_mutex_lock(&m->meta_lock);
-    struct rfs_client *c = meta_of(m, 0, &rc);
-    if (c) {
-        rc = rfs_setattr(c, ns, flags, (uint32_t) mode, atime_ns, mtime_ns);
-        meta_release(m, 0, rc);
-    }
-    pthread_mutex_unlock(&m->meta_lock);
-    return mnt_errno(rc);
 }
 
 static int rdma_open_op(struct mnt *m, const char *path, uint32_t flags, int truncate,
@@ -374,7 +319,7 @@ static int rdma_close_op(struct mnt_file *f)
 
 const struct mnt_ops mnt_rdma_ops = {
     .stat = rdma_stat_op, .list = rdma_list_op, .mkdir = rdma_mkdir_op, .rmdir = rdma_rmdir_op,
-    .unlink = rdma_unlink_op, .rename = rdma_rename_op, .setattr = rdma_setattr_op,
+    .unlink = rdma_unlink_op, .rename = rdma_rename_op, .setattr = mnt_setattr,
     .open = rdma_open_op, .read = rdma_read_op, .write = rdma_write_op, .size = rdma_size_op,
     .truncate = rdma_truncate_op, .sync = rdma_sync_op, .close = rdma_close_op,
 };

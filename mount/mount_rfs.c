@@ -16,61 +16,56 @@ struct mnt_file {
     struct rfs_client c;
 };
 
-/* A namespace call on the shared connection: `call` with the namespace
- * path, under the lock. */
-#define META_CALL(m, path, ns, expr)                                                 \
-    do {                                                                              \
-        char ns[RFS_MAX_PATH + 1];                                                    \
-        int rc_ = mnt_ns_path(m, path, ns, sizeof ns);                                \
-        if (rc_ != 0)                                                                 \
-            return rc_;                                                               \
-        pthread_mutex_lock(&(m)->meta_lock);                                          \
-        rc_ = mnt_meta_ready(m, &(m)->meta, &(m)->meta_up, (m)->host, (m)->port);     \
-        if (rc_ == 0) {                                                               \
-            rc_ = (expr);                                                             \
-            mnt_meta_done(&(m)->meta, &(m)->meta_up, rc_);                            \
-        }                                                                             \
-        pthread_mutex_unlock(&(m)->meta_lock);                                        \
-        return mnt_errno(rc_);                                                        \
-    } while (0)
+static int stat_on(struct rfs_client *c, const char *ns, void *rec)
+{
+    return rfs_stat_path(c, ns, rec);
+}
+
+static int unlink_on(struct rfs_client *c, const char *ns, void *unused)
+{
+    (void) unused;
+    return rfs_unlink(c, ns);
+}
 
 static int rfs_stat_op(struct mnt *m, const char *path, struct stat *st)
 {
     struct rfs_stat_rec rec;
-    int rc;
-    char ns[RFS_MAX_PATH + 1];
-    if ((rc = mnt_ns_path(m, path, ns, sizeof ns)) != 0)
-        return rc;
-    pthread_mutex_lock(&m->meta_lock);
-    rc = mnt_meta_ready(m, &m->meta, &m->meta_up, m->host, m->port);
-    if (rc == 0) {
-        rc = rfs_stat_path(&m->meta, ns, &rec);
-        mnt_meta_done(&m->meta, &m->meta_up, rc);
-    }
-    pthread_mutex_unlock(&m->meta_lock);
+    int rc = mnt_meta_call(m, 0, path, stat_on, &rec);
     if (rc == 0)
         mnt_stat_of(&rec, st);
-    return mnt_errno(rc);
+    return rc;
 }
 
 static int rfs_list_op(struct mnt *m, const char *path, mnt_fill_fn fill, void *arg)
 {
-    META_CALL(m, path, ns, mnt_list_on(&m->meta, ns, fill, arg, NULL));
+    return mnt_list(m, path, fill, arg, NULL);
 }
 
 static int rfs_mkdir_op(struct mnt *m, const char *path, mode_t mode)
 {
-    META_CALL(m, path, ns, rfs_mkdir(&m->meta, ns, (uint32_t) mode));
+    uint32_t mode32 = (uint32_t) mode;
+    return mnt_meta_call(m, 0, path, mnt_mkdir_on, &mode32);
 }
 
 static int rfs_rmdir_op(struct mnt *m, const char *path)
 {
-    META_CALL(m, path, ns, rfs_rmdir(&m->meta, ns));
+    return mnt_meta_call(m, 0, path, mnt_rmdir_on, NULL);
 }
 
 static int rfs_unlink_op(struct mnt *m, const char *path)
 {
-    META_CALL(m, path, ns, rfs_unlink(&m->meta, ns));
+    return mnt_meta_call(m, 0, path, unlink_on, NULL);
+}
+
+struct rename_args {
+    const char *to;
+    uint32_t flags;
+};
+
+static int rename_on(struct rfs_client *c, const char *ns, void *arg)
+{
+    const struct rename_args *a = arg;
+    return rfs_rename(c, ns, a->to, a->flags);
 }
 
 static int rfs_rename_op(struct mnt *m, const char *from, const char *to, uint32_t flags)
@@ -79,13 +74,8 @@ static int rfs_rename_op(struct mnt *m, const char *from, const char *to, uint32
     int rc = mnt_ns_path(m, to, to_ns, sizeof to_ns);
     if (rc != 0)
         return rc;
-    META_CALL(m, from, ns, rfs_rename(&m->meta, ns, to_ns, flags));
-}
-
-static int rfs_setattr_op(struct mnt *m, const char *path, uint32_t flags, mode_t mode,
-                          int64_t atime_ns, int64_t mtime_ns)
-{
-    META_CALL(m, path, ns, rfs_setattr(&m->meta, ns, flags, (uint32_t) mode, atime_ns, mtime_ns));
+    struct rename_args a = { to_ns, flags };
+    return mnt_meta_call(m, 0, from, rename_on, &a);
 }
 
 static int rfs_open_op(struct mnt *m, const char *path, uint32_t flags, int truncate,
@@ -98,7 +88,8 @@ static int rfs_open_op(struct mnt *m, const char *path, uint32_t flags, int trun
     struct mnt_file *f = calloc(1, sizeof *f);
     if (!f)
         return -ENOMEM;
-    rc = rfs_client_connect_with(&f->c, m->host, m->port, &m->connect);
+    rc = rfs_client_connect_with(&f->c, m->servers.at[0].host, m->servers.at[0].port,
+                                 &m->connect);
     if (rc != 0) {
         free(f);
         return mnt_errno(rc);
@@ -158,7 +149,7 @@ static int rfs_close_op(struct mnt_file *f)
 
 const struct mnt_ops mnt_rfs_ops = {
     .stat = rfs_stat_op, .list = rfs_list_op, .mkdir = rfs_mkdir_op, .rmdir = rfs_rmdir_op,
-    .unlink = rfs_unlink_op, .rename = rfs_rename_op, .setattr = rfs_setattr_op,
+    .unlink = rfs_unlink_op, .rename = rfs_rename_op, .setattr = mnt_setattr,
     .open = rfs_open_op, .read = rfs_read_op, .write = rfs_write_op, .size = rfs_size_op,
     .truncate = rfs_truncate_op, .sync = rfs_sync_op, .close = rfs_close_op,
 };

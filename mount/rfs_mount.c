@@ -464,26 +464,23 @@ static int namespace_of(struct mnt *m, const struct options *o)
         if (stripe_servers_format(&m->servers, list, sizeof list) != 0)
             return fail("too many servers for a descriptor%s%s", "", "");
         mount_desc_add_hint(&m->desc, "rdma_servers", list);
-        m->metas = calloc(m->servers.n, sizeof *m->metas);
-        m->metas_up = calloc(m->servers.n, sizeof *m->metas_up);
-        if (!m->metas || !m->metas_up)
-            return fail("out of memory%s%s", "", "");
         m->unit = o->unit;
         m->factor = o->factor;
         m->replicas = o->replicas;
     } else if (strncmp(o->spec, "rfs:", 4) == 0) {
-        struct net_endpoint e;
         const char *at = o->spec + 4;
-        int took = net_endpoint_parse(at, strlen(at), &e);
-        if (took < 0 || (at[took] != ':' && at[took] != '\0') ||
-            strlen(e.host) >= sizeof m->host || strlen(e.port) >= sizeof m->port)
+        int took = net_endpoint_parse(at, strlen(at), &m->servers.at[0]);
+        if (took < 0 || (at[took] != ':' && at[took] != '\0'))
             return fail("%s: not rfs:HOST:PORT:[/DIR]%s", o->spec, "");
-        snprintf(m->host, sizeof m->host, "%s", e.host);
-        snprintf(m->port, sizeof m->port, "%s", e.port);
+        m->servers.n = 1;
         dir = at[took] ? at + took + 1 : "";
         m->ops = &mnt_rfs_ops;
     } else
         return fail("%s: SPEC is rfs:HOST:PORT:[/DIR] or rdma:[/DIR]%s", o->spec, "");
+    m->metas = calloc(m->servers.n, sizeof *m->metas);
+    m->metas_up = calloc(m->servers.n, sizeof *m->metas_up);
+    if (!m->metas || !m->metas_up)
+        return fail("out of memory%s%s", "", "");
     if (*dir && *dir != '/')
         return fail("%s: the directory must begin with /%s", o->spec, "");
     if (strlen(dir) >= sizeof m->prefix)
@@ -497,9 +494,9 @@ static int namespace_of(struct mnt *m, const struct options *o)
     if (m->ops == &mnt_rdma_ops)
         snprintf(m->desc.name, sizeof m->desc.name, "rdma:");
     else
-        snprintf(m->desc.name, sizeof m->desc.name, strchr(m->host, ':') ? "rfs:[%s]:%s:"
-                                                                          : "rfs:%s:%s:",
-                 m->host, m->port);
+        snprintf(m->desc.name, sizeof m->desc.name,
+                 strchr(m->servers.at[0].host, ':') ? "rfs:[%s]:%s:" : "rfs:%s:%s:",
+                 m->servers.at[0].host, m->servers.at[0].port);
     return 0;
 }
 
@@ -530,8 +527,6 @@ static void release(struct mnt *m, struct options *o, struct rfs_key *key)
             rfs_client_close(&m->metas[s]);
     free(m->metas);
     free(m->metas_up);
-    if (m->meta_up)
-        rfs_client_close(&m->meta);
     net_tls_free(m->connect.net.tls);
     if (m->connect.key)
         rfs_key_wipe(key);
