@@ -30,13 +30,5 @@ static void delete_named(char *name, MPI_Info info, int *error_code)
 
 void ADIOI_RDMA_Delete(const char *filename, int *error_code)
 {
-    char *name;
-    MPI_Info info = MPI_INFO_NULL;
-    *error_code = rfs_adio_mount_name(filename, "rdma:", "ADIOI_RDMA_DELETE", &name, &info);
-    if (*error_code != MPI_SUCCESS)
-        return;
-    delete_named(name, info, error_code);
-    ADIOI_Free(name);
-    if (info != MPI_INFO_NULL)
-        MPI_Info_free(&info);
+    rfs_adio_mount_delete(filename, "rdma:", "ADIOI_RDMA_DELETE", delete_named, error_code);
 }

@@ -7,7 +7,7 @@
 #include "adio_extern.h"
 #include "rfs_adio.h"
 
-static void delete_named(const char *filename, MPI_Info info, int *error_code)
+static void delete_named(char *filename, MPI_Info info, int *error_code)
 {
     static char myname[] = "ADIOI_RFS_DELETE";
     ADIOI_RFS_File f;
@@ -35,13 +35,5 @@ static void delete_named(const char *filename, MPI_Info info, int *error_code)
 
 void ADIOI_RFS_Delete(const char *filename, int *error_code)
 {
-    char *name;
-    MPI_Info info = MPI_INFO_NULL;
-    *error_code = rfs_adio_mount_name(filename, "rfs:", "ADIOI_RFS_DELETE", &name, &info);
-    if (*error_code != MPI_SUCCESS)
-        return;
-    delete_named(name, info, error_code);
-    ADIOI_Free(name);
-    if (info != MPI_INFO_NULL)
-        MPI_Info_free(&info);
+    rfs_adio_mount_delete(filename, "rfs:", "ADIOI_RFS_DELETE", delete_named, error_code);
 }

@@ -121,3 +121,17 @@ int rfs_adio_mount_name_coll(MPI_Comm comm, const char *name, const char *prefix
     }
     return rc == 0 ? apply(&d, prefix, myname, out, info) : rc;
 }
+
+void rfs_adio_mount_delete(const char *filename, const char *prefix, const char *myname,
+                           rfs_adio_delete_fn delete_named, int *error_code)
+{
+    char *name;
+    MPI_Info info = MPI_INFO_NULL;
+    *error_code = rfs_adio_mount_name(filename, prefix, myname, &name, &info);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    delete_named(name, info, error_code);
+    ADIOI_Free(name);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+}

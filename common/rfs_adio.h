@@ -75,5 +75,11 @@ int rfs_adio_mount_name(const char *name, const char *prefix, const char *myname
                         MPI_Info *info);
 int rfs_adio_mount_name_coll(MPI_Comm comm, const char *name, const char *prefix,
                              const char *myname, char **out, MPI_Info *info);
+/* A driver's Delete: delete_named(name, info, error_code) on FILENAME's
+ * name as rfs_adio_mount_name resolves it (info: the mount's hints, or
+ * MPI_INFO_NULL), freed after. */
+typedef void (*rfs_adio_delete_fn)(char *name, MPI_Info info, int *error_code);
+void rfs_adio_mount_delete(const char *filename, const char *prefix, const char *myname,
+                           rfs_adio_delete_fn delete_named, int *error_code);
 
 #endif /* RFS_ADIO_H_INCLUDED */
