@@ -333,6 +333,18 @@ skip_reason() {
     done <<< "$1"
 }
 
+# add_results FILE NAME: a sub-runner's counts (FILE, "P F S") added to
+# ours; one failure when it wrote none (NAME did not finish).
+add_results() {
+    local p f s
+    if read -r p f s < "$1"; then
+        PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+    else
+        FAILED=$((FAILED + 1))
+        echo "  FAIL $2 (did not finish)"
+    fi
+}
+
 # write_results FILE: the counts for test/check.sh
 write_results() {
     echo "$PASSED $FAILED $SKIPPED" > "$1"

@@ -409,21 +409,11 @@ run_case "rfsd.2000_connections" 180 bash -c '"$@" && echo "No Errors"' scale_lo
 # rfsd --config, SIGHUP's key reload, journal logs, rfsd(8) and the systemd
 # unit: no MPI, a script of its own (also run alone); its counts are ours.
 bash "$here/rfsd_config.sh" "$PREFIX" "$work/config" "$work/config.res"
-if read -r p f s < "$work/config.res"; then
-    PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
-else
-    FAILED=$((FAILED + 1))
-    echo "  FAIL rfsd_config (did not finish)"
-fi
+add_results "$work/config.res" rfsd_config
 
 # rfs-mount: a script of its own (also run alone); its counts are ours.
 bash "$here/mount.sh" "$PREFIX" "$work/mount" "$work/mount.res"
-if read -r p f s < "$work/mount.res"; then
-    PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
-else
-    FAILED=$((FAILED + 1))
-    echo "  FAIL mount (did not finish)"
-fi
+add_results "$work/mount.res" mount
 
 run_case "rfs_large.2GiB" 600 $mpiexec -n 1 "$work/bin/rfs_large" \
     "rfs:127.0.0.1:$main_port:/large"
