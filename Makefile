@@ -84,7 +84,7 @@ LDLIBS   := -lpthread -lssl -lcrypto -lrdmacm -libverbs
 
 DTYPE_SRC  := adio/dtype/dtype.c adio/dtype/dtype_iter.c adio/dtype/dtype_wire.c
 ABT_SRC    := adio/abt/abt_engine.c adio/abt/abt_pool.c adio/abt/abt_stage.c adio/abt/abt_model.c \
-              adio/abt/abt_sink_posix.c adio/abt/abt_sink_rfs.c
+              adio/abt/abt_sink_posix.c adio/abt/abt_sink_rfs.c adio/abt/abt_sink_stripe.c
 STRIPE_SRC := adio/stripe/stripe.c adio/stripe/stripe_servers.c adio/stripe/stripe_file.c \
               adio/stripe/stripe_copies.c adio/stripe/stripe_io.c
 REG_SRC    := adio/verbs/ogr.c adio/verbs/regcache.c
@@ -98,10 +98,10 @@ SERVER_SRC := adio/server/rfs_server.c adio/server/rfs_frame.c adio/server/rfs_d
               adio/server/rfs_fileops.c adio/server/rfs_nsops.c adio/server/rfs_view_io.c \
               adio/server/rfs_server_auth.c adio/server/rfs_move.c adio/server/rfs_path.c adio/server/rfs_log.c \
               adio/server/rfs_rate.c adio/server/rfs_coll.c adio/server/rfs_loop.c \
-              adio/server/rfs_peers.c
+              adio/server/rfs_peers.c adio/server/rfs_lease.c
 # The one list of the unit tests: make check, check-sanitize (ASan, TSan,
 # valgrind) read it through `make print-UNIT_TESTS` and the like.
-UNIT_TESTS := test_proto test_net test_namespace test_verbs_proto test_server test_dtype test_abt test_stripe \
+UNIT_TESTS := test_proto test_net test_namespace test_verbs_proto test_server test_lease test_dtype test_abt test_stripe \
               test_replicas test_security test_coll test_ogr
 MPI_TESTS  := test_dtype_mpi
 # Under TSan, the tests that start threads: the rest have no race to find.

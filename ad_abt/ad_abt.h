@@ -44,7 +44,12 @@ typedef struct ADIOI_ABT_File {
     int locks_held;             /* SetLock locks held: writes go through */
     int defer_close;
     int coll_write;             /* abt_coll_write: enum ADIOI_ABT_Coll_path */
-    int buffer_rdwr;            /* abt_buffer_rdwr=enable: read-write files are buffered */
+    int buffer_rdwr;            /* abt_buffer_rdwr: enum ADIOI_ABT_Rdwr */
+    uint64_t lease_owner;       /* this handle's token on the inner file's servers;
+                                 * 0: no leases (ad_abt_sink.c) */
+    uint64_t lease_id;          /* the newest lease taken */
+    uint64_t coll_call;         /* the collective write under way, alike in its
+                                 * processes (ADIOI_ABT_Order_collective); 0: none */
     int visibility_reported;    /* romio_visibility_immediate as last reported; -1: not yet */
     int background;             /* the sink drains on abt's thread */
     int print_stats;
@@ -57,6 +62,10 @@ typedef struct ADIOI_ABT_File {
     unsigned coll_writes;       /* collective writes so far, as in every process */
     struct ADIOI_ABT_File *next;    /* the process's open abt: files (ad_abt_order.c) */
 } ADIOI_ABT_File;
+
+/* abt_buffer_rdwr: writes to a file opened read-write are written through,
+ * buffered, or buffered where the inner file's servers keep leases. */
+enum ADIOI_ABT_Rdwr { ADIOI_ABT_RDWR_DISABLE, ADIOI_ABT_RDWR_ENABLE, ADIOI_ABT_RDWR_AUTO };
 
 /* What the abt_* hints say (docs/abt.md) */
 typedef struct ADIOI_ABT_Hints {
@@ -94,8 +103,13 @@ int ADIOI_ABT_Agree(MPI_Comm comm, int err, const char *myname);
 int ADIOI_ABT_Order_collective(ADIO_File fd, romio_count_t count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, int *path,
                                const char *myname);
-/* ad_abt_sink.c */
+/* ad_abt_sink.c: the sink, and leases on the inner file's servers
+ * (rfs:, rdma:) where abt_buffer_rdwr allows them and the servers keep
+ * them: a->lease_owner is set then */
 int ADIOI_ABT_Open_sink(ADIO_File fd, struct abt_sink *sink);
+int ADIOI_ABT_Lease_begin(ADIO_File fd, uint64_t off, uint64_t len, const char *myname);
+void ADIOI_ABT_Lease_end(ADIO_File fd);
+int ADIOI_ABT_Leasing(ADIO_File fd);
 /* ad_abt_hints.c: the abt_* hints of fd->info (MPI_SUCCESS or
  * MPI_ERR_INFO_VALUE), then what they configure */
 int ADIOI_ABT_Get_hints(ADIO_File fd, ADIOI_ABT_Hints *h, const char *myname);

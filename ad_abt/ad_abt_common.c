@@ -127,14 +127,7 @@ void ADIOI_ABT_Sync_shadow(ADIO_File fd)
 /*
  * Writes are buffered unless the file is atomic, a lock is held (the data
  * must be in the file before the lock is released), or the file is open
- * read-write without abt_buffer_rdwr=enable. A file that is read back is
- * one whose libraries expect a write to be in the file when its call
- * returns, as file systems give, and order processes by that and a
- * barrier, which abt cannot see: HDF5 writes a dataset's fill values from
- * one process, calls MPI_Barrier, and then every process writes its data
- * over them (H5Dcontig.c); a fill still buffered would land over the data.
- * MPI promises no more without sync (sync, barrier, sync), which is what
- * abt_buffer_rdwr=enable relies on.
+ * read-write and abt_buffer_rdwr does not let them be (ADIOI_ABT_Rdwr_through).
  */
 int ADIOI_ABT_Buffering(ADIO_File fd)
 {
@@ -143,25 +136,43 @@ int ADIOI_ABT_Buffering(ADIO_File fd)
            !ADIOI_ABT_Rdwr_through(fd);
 }
 
-/* Opened read-write by the user, without abt_buffer_rdwr=enable. Not to be
- * asked inside Open: ROMIO opens a write-only file read-write when its
- * driver does data-sieving writes, and gives fd the user's mode back after
- * Open returns (ADIOI_GEN_OpenColl). */
+/*
+ * Opened read-write by the user, and written through: abt_buffer_rdwr is
+ * disable, or auto where the inner file's servers keep no leases (ufs:,
+ * nfs:, an rfsd without them). A file that is read back is one whose
+ * libraries expect a write to be in the file when its call returns, as
+ * file systems give, and order processes by that and a barrier, which abt
+ * cannot see: HDF5 writes a dataset's fill values from one process, calls
+ * MPI_Barrier, and then every process writes its data over them
+ * (H5Dcontig.c); a fill still buffered would land over the data. Leases
+ * give that order back: the servers hold every other access to bytes a
+ * process still buffers until they have landed. Without them MPI
+ * promises no more than sync, barrier, sync, which is what
+ * abt_buffer_rdwr=enable relies on. Not to be asked inside Open: ROMIO
+ * opens a write-only file read-write when its driver does data-sieving
+ * writes, and gives fd the user's mode back after Open returns
+ * (ADIOI_GEN_OpenColl).
+ */
 int ADIOI_ABT_Rdwr_through(ADIO_File fd)
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
-    return (fd->access_mode & ADIO_RDWR) && !a->buffer_rdwr;
+    if (!(fd->access_mode & ADIO_RDWR))
+        return 0;
+    return a->buffer_rdwr == ADIOI_ABT_RDWR_DISABLE ||
+           (a->buffer_rdwr == ADIOI_ABT_RDWR_AUTO && a->lease_owner == 0);
 }
 
-/* romio_visibility_immediate: is a write in the file when its call
- * returns (atomic mode, or a read-write file written through)? Before
+/* romio_visibility_immediate: is a write visible to every other access
+ * when its call returns (atomic mode, a read-write file written through,
+ * or one whose servers hold its buffered bytes under leases)? Before
  * Open (fs_ptr NULL) atomic mode alone decides; after it, the first
  * Sync_shadow (MPI_File_open asks for a feature of the open file) reports
  * with the user's access mode. */
 void ADIOI_ABT_Report_visibility(ADIO_File fd)
 {
     ADIOI_ABT_File *a = fd->fs_ptr;
-    int immediate = fd->atomicity || (a && ADIOI_ABT_Rdwr_through(fd));
+    int immediate = fd->atomicity ||
+                    (a && (ADIOI_ABT_Rdwr_through(fd) || ADIOI_ABT_Leasing(fd)));
     if (a && a->visibility_reported == immediate)
         return;
     if (a)
@@ -193,16 +204,20 @@ void ADIOI_ABT_Print_stats(const char *name, struct abt_engine *e)
     abt_get_stats(e, &st);
     double mb = 1e-6;
     fprintf(stderr,
-            "abt stats: %s: %llu writes, %.1f MB buffered, %.1f MB staged in foreground, "
+            "abt stats: %s: %llu writes, %.1f MB buffered (%llu bytes), "
+            "%.1f MB staged in foreground, "
             "%.1f MB in background, %.1f MB drained in %llu writes at %.1f MB/s "
             "(%.1f MB written through), "
-            "peak memory %.1f MB, waited %.3f s, drain thread CPU %.3f s%s\n", name,
+            "peak memory %.1f MB, waited %.3f s, drain thread CPU %.3f s, "
+            "%llu leases, %llu releases%s\n", name,
             (unsigned long long) st.writes,
-            mb * (double) st.bytes_buffered, mb * (double) st.bytes_staged_fg,
+            mb * (double) st.bytes_buffered, (unsigned long long) st.bytes_buffered,
+            mb * (double) st.bytes_staged_fg,
             mb * (double) st.bytes_staged_bg, mb * (double) st.bytes_drained,
             (unsigned long long) st.sink_writes,
             st.drain_seconds > 0 ? mb * (double) st.bytes_drained / st.drain_seconds : 0.0,
             mb * (double) st.bytes_through,
             mb * (double) st.peak_memory, st.wait_seconds, st.background_cpu,
+            (unsigned long long) st.leases, (unsigned long long) st.releases,
             st.stage_failed ? " (the cache file filled up: staging stopped)" : "");
 }

@@ -17,6 +17,8 @@
 
 /* abt_coll_write: in the order of enum ADIOI_ABT_Coll_path, then auto */
 static const char *const coll_paths[] = { "own_runs", "exchange", "through", "auto", NULL };
+/* abt_buffer_rdwr: in the order of enum ADIOI_ABT_Rdwr */
+static const char *const rdwr_modes[] = { "disable", "enable", "auto", NULL };
 
 static const struct adio_hint abt_hints[] = {
     { .name = "abt_buffer_size", .kind = ADIO_HINT_COUNT, .min = 4096, .max = 1ull << 30,
@@ -37,8 +39,8 @@ static const struct adio_hint abt_hints[] = {
       .dflt = "disable", AT_OPEN(stats) },
     { .name = "abt_coll_write", .kind = ADIO_HINT_WORD, .words = coll_paths, .dflt = "auto",
       AT_OPEN(coll_write) },
-    { .name = "abt_buffer_rdwr", .kind = ADIO_HINT_WORD, .words = adio_hint_switch,
-      .dflt = "disable", AT_OPEN(buffer_rdwr) },
+    { .name = "abt_buffer_rdwr", .kind = ADIO_HINT_WORD, .words = rdwr_modes,
+      .dflt = "auto", AT_OPEN(buffer_rdwr) },
 };
 
 #define ABT_HINTS (sizeof abt_hints / sizeof abt_hints[0])

@@ -12,10 +12,13 @@
  *   before any process accesses the file in it (a library fills a record
  *   collectively and then writes it collectively, with other aggregators).
  * Collective writes themselves stay buffered; sync, set_size and
- * preallocate drain every handle. See docs/abt.md, "Order and visibility".
+ * preallocate drain every handle. In a read-write file whose servers keep
+ * leases (ad_abt_sink.c) the servers order processes instead: a
+ * collective call needs no drain. See docs/abt.md, "Order and visibility".
  */
 #include <limits.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "ad_abt.h"
@@ -130,6 +133,17 @@ static void allreduce_napping(const void *send, void *recv, int count, MPI_Datat
     }
 }
 
+/* A number for a collective write that no other call is likely to draw:
+ * 62 random bits, not 0. */
+static long long call_token(void)
+{
+    uint64_t t = 0;
+    while ((t & INT64_MAX) == 0)
+        if (getrandom(&t, sizeof t, 0) != sizeof t)
+            t = 0;
+    return (long long) (t & INT64_MAX);
+}
+
 /*
  * Called by every process of the communicator at the start of a collective
  * access. One allreduce tells each the span of the call over all processes
@@ -137,13 +151,14 @@ static void allreduce_napping(const void *send, void *recv, int count, MPI_Datat
  * and a second allreduce both waits for every drain and agrees on failure,
  * so that no process goes on into the collective alone. The same allreduce
  * agrees on a collective write's *path (NULL: none; enum
- * ADIOI_ABT_Coll_path), this process's choice in, the largest of all out.
+ * ADIOI_ABT_Coll_path), this process's choice in, the largest of all out,
+ * and on the write's number for its leases (a->coll_call).
  */
 int ADIOI_ABT_Order_collective(ADIO_File fd, romio_count_t count, MPI_Datatype datatype,
                                int file_ptr_type, ADIO_Offset offset, int *path,
                                const char *myname)
 {
-    long long lo, hi, v[5];
+    long long lo, hi, v[6];
     uint64_t plo, phi;
     call_span(fd, count, datatype, file_ptr_type, offset, &lo, &hi);
     ADIOI_ABT_Pending(fd, &plo, &phi);
@@ -154,11 +169,16 @@ int ADIOI_ABT_Order_collective(ADIO_File fd, romio_count_t count, MPI_Datatype d
     v[2] = pending ? -(long long) plo : LLONG_MIN;
     v[3] = pending ? (long long) phi : LLONG_MIN;
     v[4] = path ? *path : 0;
-    allreduce_napping(MPI_IN_PLACE, v, 5, MPI_LONG_LONG, MPI_MAX, fd->comm);
-    if (path)
+    v[5] = path ? call_token() : 0;
+    allreduce_napping(MPI_IN_PLACE, v, 6, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    if (path) {
         *path = (int) v[4];
+        ((ADIOI_ABT_File *) fd->fs_ptr)->coll_call = (uint64_t) v[5];
+    }
     if (v[1] == LLONG_MIN || v[3] == LLONG_MIN || -v[2] >= v[1] || v[3] <= -v[0])
         return MPI_SUCCESS;     /* nothing buffered anywhere meets the call */
+    if (ADIOI_ABT_Leasing(fd))
+        return MPI_SUCCESS;     /* the servers hold the call's accesses until it has landed */
 
     uint64_t span_lo = (uint64_t) -v[0], span_hi = (uint64_t) v[1];
     int err = ADIOI_ABT_Drain_range(fd, ADIOI_ABT_ALL_HANDLES, span_lo, span_hi - span_lo,

@@ -36,11 +36,14 @@ void ADIOI_ABT_WriteContig(ADIO_File fd, const void *buf, romio_count_t count,
         /* what another handle of the file still holds of the range lands first */
         *error_code = ADIOI_ABT_Drain_range(fd, ADIOI_ABT_OTHERS, (uint64_t) off,
                                             (uint64_t) len, myname);
+        if (*error_code == MPI_SUCCESS)
+            *error_code = ADIOI_ABT_Lease_begin(fd, (uint64_t) off, (uint64_t) len, myname);
         if (*error_code != MPI_SUCCESS)
             return;
         abt_phase_begin(a->engine);
         int rc = abt_write(a->engine, (uint64_t) off, buf, (uint64_t) len);
         abt_phase_end(a->engine);
+        ADIOI_ABT_Lease_end(fd);
         *error_code = rc ? ADIOI_ABT_Error(rc, myname, fd->filename) : MPI_SUCCESS;
 #ifdef HAVE_STATUS_SET_BYTES
         if (*error_code == MPI_SUCCESS && status)
@@ -108,35 +111,49 @@ static int queue_file_run(ADIO_File fd, int64_t off, int64_t len, struct mem_cur
     return err;
 }
 
-/* One move of a strided write (dtype_view_ops): the view's file runs of
- * data bytes [pos, pos + n), lying in memory segments in order, copied
- * into the engine where a file run and a segment meet (64-bit lengths),
- * after what another handle of the file holds of their span has landed.
- * This driver's error codes are MPI error codes. */
-static int queue_segments(ADIO_File fd, const struct dtype *file, const struct iovec *mem,
-                          int nmem, int64_t n, int64_t pos, int is_write, uint64_t *got)
+/* The file runs of data bytes [pos, pos + n) of the view (NULL: the file
+ * from the displacement), from the cursor on. */
+static int queue_view_move(ADIO_File fd, const struct dtype *file, int64_t n, int64_t pos,
+                           struct mem_cursor *c, const char *myname)
 {
-    static char myname[] = "ADIOI_ABT_WRITESTRIDED";
     struct dtype_iter it;
-    struct mem_cursor c = { mem, nmem - 1, mem[0].iov_base, (int64_t) mem[0].iov_len };
-    ADIO_Offset start, span;
     int64_t off, len;
-    (void) is_write;
-    *got = 0;
-    dtype_view_span(fd, file, pos, n, &start, &span);
-    int err = ADIOI_ABT_Drain_range(fd, ADIOI_ABT_OTHERS, (uint64_t) start, (uint64_t) span,
-                                    myname);
-    if (err != MPI_SUCCESS)
-        return err;
+    int err = MPI_SUCCESS;
     if (!file)
-        err = queue_file_run(fd, fd->disp + pos, n, &c, myname);
+        err = queue_file_run(fd, fd->disp + pos, n, c, myname);
     else if (dtype_iter_init(&it, file, (pos + n) / file->size + 1, fd->disp, pos, pos + n) < 0)
         err = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
                                    MPI_ERR_ARG, "**io", "**io %s",
                                    "the view's file offsets do not fit in 63 bits");
     else
         while (err == MPI_SUCCESS && dtype_iter_next(&it, &off, &len))
-            err = queue_file_run(fd, off, len, &c, myname);
+            err = queue_file_run(fd, off, len, c, myname);
+    return err;
+}
+
+/* One move of a strided write (dtype_view_ops): the view's file runs of
+ * data bytes [pos, pos + n), lying in memory segments in order, copied
+ * into the engine where a file run and a segment meet (64-bit lengths),
+ * after what another handle of the file holds of their span has landed
+ * and, in a leased file, under a lease on the span. This driver's error
+ * codes are MPI error codes. */
+static int queue_segments(ADIO_File fd, const struct dtype *file, const struct iovec *mem,
+                          int nmem, int64_t n, int64_t pos, int is_write, uint64_t *got)
+{
+    static char myname[] = "ADIOI_ABT_WRITESTRIDED";
+    struct mem_cursor c = { mem, nmem - 1, mem[0].iov_base, (int64_t) mem[0].iov_len };
+    ADIO_Offset start, span;
+    (void) is_write;
+    *got = 0;
+    dtype_view_span(fd, file, pos, n, &start, &span);
+    int err = ADIOI_ABT_Drain_range(fd, ADIOI_ABT_OTHERS, (uint64_t) start, (uint64_t) span,
+                                    myname);
+    if (err == MPI_SUCCESS)
+        err = ADIOI_ABT_Lease_begin(fd, (uint64_t) start, (uint64_t) span, myname);
+    if (err != MPI_SUCCESS)
+        return err;
+    err = queue_view_move(fd, file, n, pos, &c, myname);
+    ADIOI_ABT_Lease_end(fd);
     if (err == MPI_SUCCESS)
         *got = (uint64_t) n;
     return err;
@@ -320,10 +337,11 @@ static void write_coll_inner(ADIO_File fd, const void *buf, romio_count_t count,
     ADIOI_COMPAT_WROTE(fd);
 }
 
-/* A buffered collective write in a file opened read-write (with
- * abt_buffer_rdwr=enable): every process's share lands before any process
- * returns (HDF5 reads, at once and without sync, what others wrote
- * collectively), and all agree on failure. */
+/* A buffered collective write in a file opened read-write without leases
+ * (abt_buffer_rdwr=enable where the servers keep none): every process's
+ * share lands before any process returns (HDF5 reads, at once and without
+ * sync, what others wrote collectively), and all agree on failure. With
+ * leases the servers hold such reads until the data has landed. */
 static int land_before_return(ADIO_File fd, int err, const char *myname)
 {
     if (err == MPI_SUCCESS)
@@ -335,9 +353,9 @@ static int land_before_return(ADIO_File fd, int err, const char *myname)
  * land first (ad_abt_order.c); then the call's own writes are buffered
  * (each process its own runs, or through the exchange), or all processes
  * write through the inner driver (coll_path_vote). Buffered in a
- * write-only file (periodic output); in a file opened read-write (buffered
- * only with abt_buffer_rdwr=enable) every process's land before any
- * returns: HDF5 reads back, independently and
+ * write-only file (periodic output); in a file opened read-write without
+ * leases (buffered only with abt_buffer_rdwr=enable) every process's land
+ * before any returns: HDF5 reads back, independently and
  * without sync, what other processes wrote collectively (its parallel
  * filtered writes read each chunk filled at the dataset's creation; its
  * irregular selections, testphdf5's ccontw). */
@@ -350,8 +368,10 @@ void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, romio_count_t cou
     int path = a->engine ? coll_path_vote(fd) : ADIOI_ABT_EXCHANGE;
     *error_code = ADIOI_ABT_Order_collective(fd, count, datatype, file_ptr_type, offset,
                                              &path, myname);
-    if (*error_code != MPI_SUCCESS)
+    if (*error_code != MPI_SUCCESS) {
+        a->coll_call = 0;
         return;
+    }
     if (a->engine == NULL) {
         ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                    error_code);
@@ -367,10 +387,11 @@ void ADIOI_ABT_WriteStridedColl(ADIO_File fd, const void *buf, romio_count_t cou
     else
         ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                    error_code);
-    if (!through && (fd->access_mode & ADIO_RDWR) && a->buffer_rdwr)
+    if (!through && (fd->access_mode & ADIO_RDWR) && !ADIOI_ABT_Leasing(fd))
         *error_code = land_before_return(fd, *error_code, myname);
     double dt = abt_now() - t0;
     abt_phase_end(a->engine);
+    a->coll_call = 0;
     MPI_Count size;
     MPI_Type_size_x(datatype, &size);
     if (*error_code == MPI_SUCCESS)

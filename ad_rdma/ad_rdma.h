@@ -72,6 +72,13 @@ enum { ADIOI_RDMA_COLL_TWO_PHASE, ADIOI_RDMA_COLL_DISK_DIRECTED, ADIOI_RDMA_COLL
 enum { ADIOI_RDMA_TRANSPORT_TCP, ADIOI_RDMA_TRANSPORT_VERBS, ADIOI_RDMA_TRANSPORT_AUTO };
 
 /* ad_rdma_common.c */
+/* An open rdma: file's servers, path, layout and how to connect: what a
+ * second open of it needs (abt's stripe sink). */
+void ADIOI_RDMA_Reach(ADIO_File fd, const struct stripe_servers **sv, const char **path,
+                      const struct stripe_layout **layout, struct rfs_connect_opts *o);
+/* abt's extent lease on the open file, taken on its objects' servers
+ * (docs/protocol.md "Leases"): an MPI error code. */
+int ADIOI_RDMA_Lease(ADIO_File fd, const struct rfs_lease_args *a, const char *myname);
 int ADIOI_RDMA_Servers(MPI_Info info, struct stripe_servers *sv, char *why, size_t whylen);
 void ADIOI_RDMA_Report_layout(ADIO_File fd, const ADIOI_RDMA_File *f);
 int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const char *what);

@@ -84,6 +84,23 @@ void ADIOI_RDMA_Report_layout(ADIO_File fd, const ADIOI_RDMA_File *f)
  * rc: 0, an rfs_status from a server, or a negative errno. The message
  * names the server that failed (f->sf.failed), what was done and why.
  */
+void ADIOI_RDMA_Reach(ADIO_File fd, const struct stripe_servers **sv, const char **path,
+                      const struct stripe_layout **layout, struct rfs_connect_opts *o)
+{
+    const ADIOI_RDMA_File *f = fd->fs_ptr;
+    *sv = &f->servers;
+    *path = f->path;
+    *layout = &f->sf.layout;
+    *o = f->sf.connect;
+}
+
+int ADIOI_RDMA_Lease(ADIO_File fd, const struct rfs_lease_args *a, const char *myname)
+{
+    ADIOI_RDMA_File *f = fd->fs_ptr;
+    int rc = stripe_lease(&f->sf, RFS_LEASE_TAKE, a);
+    return ADIOI_RDMA_Error(rc, myname, f, "lease");
+}
+
 int ADIOI_RDMA_Error(int rc, const char *myname, const ADIOI_RDMA_File *f, const char *what)
 {
     char who[300] = "rdma";

@@ -51,6 +51,9 @@ void ADIOI_RFS_Disconnect(ADIOI_RFS_File *f);
  * rfs_timeout): what a second connection to it needs (abt's rfs sink). */
 void ADIOI_RFS_Reach(ADIO_File fd, const char **host, const char **port, const char **path,
                      struct rfs_connect_opts *o);
+/* abt's extent lease on the open file, taken through its connection
+ * (docs/protocol.md "Leases"): an MPI error code. */
+int ADIOI_RFS_Lease(ADIO_File fd, const struct rfs_lease_args *a, const char *myname);
 int ADIOI_RFS_Ready(ADIOI_RFS_File *f);
 int ADIOI_RFS_Error(int rc, const char *myname, const ADIOI_RFS_File *f, const char *what);
 MPI_Offset ADIOI_RFS_Contig_io(ADIO_File fd, void *buf, romio_count_t count, MPI_Datatype datatype,

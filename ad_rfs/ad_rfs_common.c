@@ -98,6 +98,15 @@ void ADIOI_RFS_Reach(ADIO_File fd, const char **host, const char **port, const c
     rfs_adio_connect_opts(&f->sec, f->timeout_s * 1000, o);
 }
 
+int ADIOI_RFS_Lease(ADIO_File fd, const struct rfs_lease_args *a, const char *myname)
+{
+    ADIOI_RFS_File *f = fd->fs_ptr;
+    int rc = ADIOI_RFS_Ready(f);
+    if (rc == 0)
+        rc = rfs_lease(f->conn.client, f->conn.handle, RFS_LEASE_TAKE, a);
+    return rc ? ADIOI_RFS_Error(rc, myname, f, "lease") : MPI_SUCCESS;
+}
+
 /*
  * rc: 0, an rfs_status from the server, or a negative errno of the
  * transport. The message names the server, what was done and why it

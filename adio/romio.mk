@@ -61,6 +61,7 @@ romio_other_sources +=                  \
     adio/netcore/abt/abt_engine.c       \
     adio/netcore/abt/abt_sink_posix.c   \
     adio/netcore/abt/abt_sink_rfs.c     \
+    adio/netcore/abt/abt_sink_stripe.c  \
     adio/netcore/stripe/stripe.c        \
     adio/netcore/stripe/stripe_servers.c \
     adio/netcore/stripe/stripe_file.c   \

@@ -72,7 +72,7 @@ static struct {
 struct settings {
     const char *config, *root, *bind, *port, *port_file, *keys, *tls_cert, *tls_key;
     long max_conns, max_per_addr, threads, max_threads, auth_timeout_s, idle_timeout_s,
-        max_data_mib, coll_cache_mib, coll_timeout_s;
+        max_data_mib, coll_cache_mib, coll_timeout_s, lease_timeout_s;
     double rate_mb;
     int rdma, log_level, help, man_options;
 };
@@ -152,6 +152,10 @@ static const struct opt opts[] = {
     { .name = "coll-timeout", .kind = OPT_COUNT, .arg = "S", .off = AT(coll_timeout_s),
       .lo = 1, .hi = 86400, .unit = "seconds", .def = "60",
       .help = "How long a collective call waits for a missing participant." },
+    { .name = "lease-timeout", .kind = OPT_COUNT, .arg = "S", .off = AT(lease_timeout_s),
+      .lo = 1, .hi = 86400, .unit = "seconds", .def = "60",
+      .help = "How long a request on bytes another client holds buffered (an abt: "
+              "writer's extent lease) waits for them to land before it fails." },
     { .name = "log-level", .kind = OPT_LEVEL, .arg = "LEVEL", .off = AT(log_level),
       .def = "info", .help = "error, warn, info or debug." },
     { .name = "rate-limit", .kind = OPT_RATE, .arg = "MB/s", .off = AT(rate_mb),
@@ -657,6 +661,7 @@ int main(int argc, char **argv)
     }
     g.server.max_data = (uint64_t) set.max_data_mib << 20;
     g.server.coll_timeout_ms = (int) set.coll_timeout_s * 1000;
+    g.server.lease_timeout_ms = (int) set.lease_timeout_s * 1000;
     if (rfs_coll_table_new(&g.server.coll, (uint64_t) set.coll_cache_mib << 20) < 0) {
         rfs_log(RFS_LOG_ERROR, "out of memory");
         return 1;

@@ -324,6 +324,13 @@ romio_test_args() {
 
 # skip_reason TABLE MODE NAME: the reason TABLE (lines "MODE_PATTERN NAME
 # why", MODE_PATTERN a glob) gives for skipping NAME in MODE, or nothing.
+# repeat_suffix R: a repeated case's name suffix (".rR"), none for a case
+# run once (APPS_REPEAT unset or 1).
+repeat_suffix() {
+    [ "${APPS_REPEAT:-1}" -gt 1 ] && echo ".r$1"
+    return 0
+}
+
 skip_reason() {
     local pat name why
     while read -r pat name why; do

@@ -40,6 +40,7 @@ struct abt_stats {
     double background_cpu;      /* CPU seconds of the drain thread's sink writes and staging */
     double wait_seconds;        /* application time spent waiting for space */
     uint64_t peak_memory;       /* bytes of buffers allocated at most */
+    uint64_t leases, releases;  /* abt_lease_begin calls, and the sink's releases */
     uint64_t buffer_size;       /* as configured (possibly clamped) */
     int stage_failed;           /* the cache file could not grow: staging stopped */
 };
@@ -67,6 +68,15 @@ int abt_error(struct abt_engine *e);
  * only outside them. */
 void abt_phase_begin(struct abt_engine *e);
 void abt_phase_end(struct abt_engine *e);
+/*
+ * Leases (docs/abt.md "Read-write files"): the writes between
+ * abt_lease_begin and abt_lease_end are those of the caller's lease `id`
+ * (numbers grow), which it took on the sink's servers before the first;
+ * once they have all landed, the drain thread tells the sink
+ * (ops->release) and abt_flush waits for that too.
+ */
+void abt_lease_begin(struct abt_engine *e, uint64_t id);
+void abt_lease_end(struct abt_engine *e);
 void abt_get_stats(struct abt_engine *e, struct abt_stats *st);
 /* Waits until the queue is drained (or failed), then frees all; the last
  * engine stops the drain thread. */

@@ -83,6 +83,7 @@ static void observe(struct abt_rate *rate, uint64_t bytes, double seconds)
 
 struct abt_rec {
     uint64_t offset, len;
+    uint64_t lease;             /* the lease of the write call that made it (abt.h) */
     struct abt_buf *buf;        /* NULL: the data is in the cache file */
     uint8_t *data;              /* in buf */
     uint64_t stage_at;          /* in the cache file */
@@ -127,6 +128,10 @@ struct abt_engine {
     int began_drained;          /* this phase found nothing queued */
     uint64_t phase_staged;      /* put in the cache file by this phase's writes */
     struct abt_rate bx, bw, bc; /* drain, cache file, copy into buffers */
+    /* Leases (abt_lease_begin): the write call's open, the newest taken,
+     * the newest the sink released; drained bytes since that release. */
+    uint64_t lease_open, lease_last, lease_released;
+    uint64_t unreleased_bytes;
     struct abt_stats stats;
 };
 
@@ -144,6 +149,7 @@ static void buf_put(struct abt_engine *e, struct abt_buf *b)
 static void append(struct abt_engine *e, struct abt_rec *r)
 {
     r->next = NULL;
+    r->lease = e->lease_open ? e->lease_open : e->lease_last;
     if (e->tail)
         e->tail->next = r;
     else
@@ -274,9 +280,50 @@ static void drain_head(struct abt_engine *e)
         return;
     }
     e->stats.bytes_drained += bytes;
+    e->unreleased_bytes += bytes;
     observe(&e->bx, bytes, dt);
     while (records-- > 0)
         pop_head(e);
+    pthread_cond_broadcast(&e->progress);
+}
+
+/* The newest lease whose writes have all landed: those before the open
+ * write call's and the oldest queued record's (records drain in order). */
+static uint64_t landed_lease(const struct abt_engine *e)
+{
+    uint64_t upto = e->lease_open ? e->lease_open - 1 : e->lease_last;
+    if (e->head && e->head->lease <= upto)
+        upto = e->head->lease ? e->head->lease - 1 : 0;
+    return upto;
+}
+
+/* A release the sink should send: what landed since the last one, once
+ * the queue is empty or ABT_BATCH_BYTES have drained (a release per batch
+ * would cost a round trip each; a reader waits at most that much longer). */
+static int release_due(const struct abt_engine *e)
+{
+    return e->sink.ops->release && !e->head_busy && e->err == 0 &&
+           landed_lease(e) > e->lease_released &&
+           (e->head == NULL || e->unreleased_bytes >= ABT_BATCH_BYTES);
+}
+
+/* Tells the sink's servers that the leases up to landed_lease have
+ * landed; lock held on entry and exit, the sink in use meanwhile. */
+static void release_landed(struct abt_engine *e)
+{
+    uint64_t upto = landed_lease(e);
+    e->head_busy = 1;
+    unlock(e);
+    int rc = e->sink.ops->release(e->sink.ctx, upto);
+    lock(e);
+    e->head_busy = 0;
+    if (rc != 0) {
+        fail(e, rc);
+        return;
+    }
+    e->lease_released = upto;
+    e->unreleased_bytes = 0;
+    e->stats.releases++;
     pthread_cond_broadcast(&e->progress);
 }
 
@@ -374,7 +421,7 @@ static struct abt_engine *next_with_work(void)
     do {
         if (e == NULL)
             return NULL;
-        if (e->head && !e->head_busy)
+        if ((e->head && !e->head_busy) || release_due(e))
             return drainer.cursor = e;
         e = e->next_engine ? e->next_engine : drainer.engines;
     } while (e != start);
@@ -411,6 +458,8 @@ static void *drain_thread(void *arg)
         maybe_stage(e);
         if (e->head && !e->head_busy)
             drain_head(e);
+        if (release_due(e))
+            release_landed(e);
     }
     pthread_mutex_unlock(&drainer.mu);
     return NULL;
@@ -708,7 +757,7 @@ static uint64_t write_through(struct abt_engine *e, uint64_t offset, const void 
 static int measures_drain(const struct abt_engine *e, uint64_t len)
 {
     return e->phases.depth > 0 && len >= ABT_RATE_MIN_BYTES && e->head == NULL &&
-           e->bx.bytes_per_s <= 0 && !computes(e);
+           !e->head_busy && e->bx.bytes_per_s <= 0 && !computes(e);
 }
 
 /* Copies into the buffers, or stages, or (e->through) writes through.
@@ -733,7 +782,7 @@ int abt_write(struct abt_engine *e, uint64_t offset, const void *buf, uint64_t l
             e->through = e->phases.depth > 0;
         if (n == 0 && !e->through)
             n = stage_foreground(e, offset, src, len);
-        if (n == 0 && e->head == NULL)
+        if (n == 0 && e->head == NULL && !e->head_busy)
             n = write_through(e, offset, src, len);
         if (n == 0) {
             if (e->err == 0)        /* a failed write through has nothing to wait for */
@@ -768,10 +817,16 @@ int abt_pending(struct abt_engine *e, uint64_t *lo, uint64_t *hi)
     return pending;
 }
 
+/* Has everything written landed, and been released where leases are? */
+static int landed(const struct abt_engine *e)
+{
+    return e->head == NULL && !(e->sink.ops->release && landed_lease(e) > e->lease_released);
+}
+
 int abt_flush(struct abt_engine *e)
 {
     lock(e);
-    while (e->head && e->err == 0)
+    while (!landed(e) && e->err == 0)
         wait_progress(e);
     int rc = e->err;
     unlock(e);
@@ -815,6 +870,23 @@ void abt_phase_end(struct abt_engine *e)
      * drain (woken after every call written through, for nothing, the
      * thread cost IOR's writer, 4 processes on 2 cores, 30% of its rate) */
     if (e->head)
+        pthread_cond_signal(&drainer.work);
+    unlock(e);
+}
+
+void abt_lease_begin(struct abt_engine *e, uint64_t id)
+{
+    lock(e);
+    e->lease_open = e->lease_last = id;
+    e->stats.leases++;
+    unlock(e);
+}
+
+void abt_lease_end(struct abt_engine *e)
+{
+    lock(e);
+    e->lease_open = 0;
+    if (release_due(e))
         pthread_cond_signal(&drainer.work);
     unlock(e);
 }

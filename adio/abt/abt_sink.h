@@ -30,6 +30,7 @@ struct abt_sink_ops {
     int (*pwrite)(void *ctx, const void *buf, uint64_t len, uint64_t offset);
     int (*pwrite_pieces)(void *ctx, const struct abt_piece *pieces, int n);
     void (*close)(void *ctx);
+    int (*release)(void *ctx, uint64_t upto);
 };
 
 struct abt_sink {
@@ -40,9 +41,18 @@ struct abt_sink {
 /* A local file (ufs:, nfs:) opened write-only by path: it must exist. */
 int abt_sink_posix_open(struct abt_sink *s, const char *path);
 /* A file on rfsd HOST:PORT, over a connection of its own made as O says
- * (transport, timeout, key: those of the rfs: file it writes for). */
+ * (transport, timeout, key: those of the rfs: file it writes for). With
+ * an owner (not 0) it lands and releases that owner's leases: a server
+ * without leases fails the open with -EPROTO. */
 struct rfs_connect_opts;
 int abt_sink_rfs_open(struct abt_sink *s, const char *host, const char *port, const char *path,
-                      const struct rfs_connect_opts *o);
+                      const struct rfs_connect_opts *o, uint64_t owner);
+/* A striped file (rdma:) of known layout on servers SV, over connections
+ * of its own; owner as above. */
+struct stripe_servers;
+struct stripe_layout;
+int abt_sink_stripe_open(struct abt_sink *s, const struct stripe_servers *sv, const char *path,
+                         const struct stripe_layout *layout, const struct rfs_connect_opts *o,
+                         uint64_t owner);
 
 #endif /* ABT_SINK_H_INCLUDED */

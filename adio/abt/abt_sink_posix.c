@@ -43,7 +43,7 @@ static void posix_close(void *ctx)
 }
 
 static const struct abt_sink_ops posix_ops = {
-    "posix", 1, posix_pwrite, NULL, posix_close
+    "posix", 1, posix_pwrite, NULL, posix_close, NULL
 };
 
 int abt_sink_posix_open(struct abt_sink *s, const char *path)

@@ -3,7 +3,9 @@
  * drain runs beside the application thread's requests on the driver's
  * connection. The server finishes a WRITE before it replies, so data the
  * drain has written is visible to any later request on any connection.
- * Small records drain as one list write (LWRITE) per batch.
+ * Small records drain as one list write (LWRITE) per batch. With leases
+ * (an owner's token) the handle is the owner's drain (LEASE DRAIN: its
+ * writes do not wait for the leases they land) and releases them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@ _Static_assert(ABT_SINK_MAX_PIECES <= RFS_MAX_PAIRS, "a batch must fit one list 
 
 struct rfs_sink {
     struct rfs_client client;
+    uint64_t owner;
     uint8_t pairs[ABT_SINK_MAX_PIECES * RFS_PAIR_SIZE];
     struct iovec iov[ABT_SINK_MAX_PIECES + 1];
 };
@@ -68,6 +71,13 @@ static int rfs_sink_pwrite_pieces(void *ctx, const struct abt_piece *pieces, int
     return sink_errno(rc);
 }
 
+static int rfs_sink_release(void *ctx, uint64_t upto)
+{
+    struct rfs_sink *r = ctx;
+    struct rfs_lease_args a = { .owner = r->owner, .id = upto };
+    return sink_errno(rfs_lease(&r->client, SINK_HANDLE, RFS_LEASE_RELEASE, &a));
+}
+
 static void rfs_sink_close(void *ctx)
 {
     struct rfs_sink *r = ctx;
@@ -77,18 +87,25 @@ static void rfs_sink_close(void *ctx)
 }
 
 static const struct abt_sink_ops rfs_sink_ops = {
-    "rfs", 1, rfs_sink_pwrite, rfs_sink_pwrite_pieces, rfs_sink_close
+    "rfs", 1, rfs_sink_pwrite, rfs_sink_pwrite_pieces, rfs_sink_close, NULL
+};
+
+static const struct abt_sink_ops rfs_lease_sink_ops = {
+    "rfs", 1, rfs_sink_pwrite, rfs_sink_pwrite_pieces, rfs_sink_close, rfs_sink_release
 };
 
 int abt_sink_rfs_open(struct abt_sink *s, const char *host, const char *port, const char *path,
-                      const struct rfs_connect_opts *o)
+                      const struct rfs_connect_opts *o, uint64_t owner)
 {
     struct rfs_sink *r = calloc(1, sizeof(*r));
     if (r == NULL)
         return -ENOMEM;
+    r->owner = owner;
     int rc = rfs_client_connect_with(&r->client, host, port, o);
     if (rc == 0) {
         rc = sink_errno(rfs_open(&r->client, SINK_HANDLE, path, RFS_O_WRONLY, 0, NULL));
+        if (rc == 0 && owner)
+            rc = sink_errno(rfs_lease(&r->client, SINK_HANDLE, RFS_LEASE_DRAIN, NULL));
         if (rc != 0)
             rfs_client_close(&r->client);
     }
@@ -96,7 +113,7 @@ int abt_sink_rfs_open(struct abt_sink *s, const char *host, const char *port, co
         free(r);
         return rc;
     }
-    s->ops = &rfs_sink_ops;
+    s->ops = owner ? &rfs_lease_sink_ops : &rfs_sink_ops;
     s->ctx = r;
     return 0;
 }

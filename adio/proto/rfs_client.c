@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "proto/rfs_client.h"
+#include "proto/wire_le.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -605,6 +606,30 @@ int rfs_lock(struct rfs_client *c, uint32_t handle, uint32_t kind, uint64_t offs
     struct rfs_call k = { .op = RFS_OP_LOCK,
                           .req = { .handle = handle, .flags = kind, .aux = wait ? 1 : 0,
                                    .offset = offset, .length = len } };
+    return call(c, &k);
+}
+
+void rfs_lease_request(uint32_t handle, uint32_t kind, const struct rfs_lease_args *a,
+                       struct rfs_req *req, uint8_t data[RFS_LEASE_DATA])
+{
+    *req = (struct rfs_req) { .handle = handle, .flags = kind };
+    if (kind == RFS_LEASE_TAKE) {
+        req->offset = a->offset;
+        req->length = a->length;
+    }
+    le_put64(data, a->owner);
+    le_put64(data + 8, a->id);
+    le_put64(data + 16, kind == RFS_LEASE_TAKE ? a->call : 0);
+}
+
+int rfs_lease(struct rfs_client *c, uint32_t handle, uint32_t kind,
+              const struct rfs_lease_args *a)
+{
+    static const struct rfs_lease_args none;
+    uint8_t data[RFS_LEASE_DATA];
+    struct rfs_call k = { .op = RFS_OP_LEASE, .out = data,
+                          .out_len = kind == RFS_LEASE_DRAIN ? 0 : RFS_LEASE_DATA };
+    rfs_lease_request(handle, kind, a ? a : &none, &k.req, data);
     return call(c, &k);
 }
 

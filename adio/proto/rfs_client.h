@@ -132,6 +132,26 @@ int rfs_lock(struct rfs_client *c, uint32_t handle, uint32_t kind, uint64_t offs
              uint64_t len, int wait);
 
 /*
+ * Extent leases (docs/protocol.md "Leases"): kind RFS_LEASE_TAKE holds
+ * [offset, offset + length) for `owner` as its lease `id` (waiting while
+ * another owner holds any of it, unless both leases belong to the same
+ * collective call), RFS_LEASE_RELEASE drops the owner's leases up to
+ * `id`, RFS_LEASE_DRAIN (a NULL) marks the handle as the one that lands
+ * leased writes. rfs_lease_request builds the request for rfs_send, its
+ * data in `data`.
+ */
+struct rfs_lease_args {
+    uint64_t owner;             /* the owner's token */
+    uint64_t id;                /* TAKE: the lease's number; RELEASE: the last released */
+    uint64_t call;              /* TAKE: its collective call, alike in every process; 0: none */
+    uint64_t offset, length;    /* TAKE: the bytes */
+};
+int rfs_lease(struct rfs_client *c, uint32_t handle, uint32_t kind,
+              const struct rfs_lease_args *a);
+void rfs_lease_request(uint32_t handle, uint32_t kind, const struct rfs_lease_args *a,
+                       struct rfs_req *req, uint8_t data[RFS_LEASE_DATA]);
+
+/*
  * The handle is object `index` of a file striped over `factor` objects,
  * `unit` bytes per stripe, its data from object offset `base` on: VREAD
  * and VWRITE then move only this object's share of the view's window.

@@ -136,9 +136,14 @@ size_t rfs_dirent_decode(const uint8_t *in, size_t avail, uint32_t *type, const 
     return RFS_DIRENT_FIXED + n;
 }
 
+int rfs_op_is_ns(unsigned op)
+{
+    return op >= RFS_OP_FIRST_NS && op <= RFS_OP_LAST_NS;
+}
+
 int rfs_op_has_path(unsigned op)
 {
-    return op == RFS_OP_OPEN || op == RFS_OP_UNLINK || (op >= RFS_OP_FIRST_NS && op < RFS_OP_END);
+    return op == RFS_OP_OPEN || op == RFS_OP_UNLINK || rfs_op_is_ns(op);
 }
 
 /* The namespace operations' own checks; the path lengths were checked. */
@@ -172,7 +177,7 @@ int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
         return RFS_E_PROTO;
     uint64_t var = h->len - RFS_REQ_FIXED;
 
-    if (h->op >= RFS_OP_FIRST_NS) {
+    if (rfs_op_is_ns(h->op)) {
         /* RENAME's two paths: `aux` and `length` bytes; the others' one: `aux` */
         uint64_t second = h->op == RFS_OP_RENAME ? r->length : 0;
         if (r->aux > RFS_MAX_PATH || second > RFS_MAX_PATH)
@@ -231,6 +236,12 @@ int rfs_req_validate(const struct rfs_hdr *h, const struct rfs_req *r)
         if (r->aux == 0 || r->aux > RFS_COLL_MAX_PARTS || r->flags >= RFS_COLL_MAX_PARTS ||
             r->mode & ~RFS_COLL_KEEP)
             return RFS_E_INVAL;
+        break;
+    case RFS_OP_LEASE:
+        if (r->flags < RFS_LEASE_TAKE || r->flags > RFS_LEASE_DRAIN)
+            return RFS_E_INVAL;
+        if (var != (r->flags == RFS_LEASE_DRAIN ? 0 : RFS_LEASE_DATA))
+            return RFS_E_PROTO;
         break;
     case RFS_OP_LAYOUT:
         if (var != 0)
@@ -315,6 +326,7 @@ int rfs_errno_from_status(int status)
         [RFS_E_TOOBIG] = EMSGSIZE, [RFS_E_ESCAPE] = EXDEV, [RFS_E_NOLCK] = ENOLCK,
         [RFS_E_DEADLK] = EDEADLK, [RFS_E_NOMEM] = ENOMEM, [RFS_E_FBIG] = EFBIG,
         [RFS_E_BUSY] = EBUSY, [RFS_E_AUTH] = EACCES, [RFS_E_NOTEMPTY] = ENOTEMPTY,
+        [RFS_E_HELD] = ETIMEDOUT,
     };
     return status >= 0 && status < RFS_E_END ? err[status] : EIO;
 }
@@ -345,6 +357,8 @@ const char *rfs_status_str(int status)
         [RFS_E_BUSY] = "server busy: connection limit reached",
         [RFS_E_AUTH] = "authentication failed: no key, an unknown key or a wrong secret",
         [RFS_E_NOTEMPTY] = "directory not empty",
+        [RFS_E_HELD] = "range still held by another process's buffered writes "
+                       "(their holder did not land them within the server's lease timeout)",
     };
     return status >= 0 && status < RFS_E_END ? names[status] : "unknown status";
 }
@@ -361,7 +375,7 @@ const char *rfs_op_name(unsigned op)
         [RFS_OP_COLL] = "collective", [RFS_OP_STAT] = "stat by path",
         [RFS_OP_READDIR] = "read directory", [RFS_OP_MKDIR] = "make directory",
         [RFS_OP_RMDIR] = "remove directory", [RFS_OP_RENAME] = "rename",
-        [RFS_OP_SETATTR] = "set attributes",
+        [RFS_OP_SETATTR] = "set attributes", [RFS_OP_LEASE] = "lease",
     };
     op &= ~RFS_REPLY;
     return op > 0 && op < RFS_OP_END ? names[op] : "unknown";

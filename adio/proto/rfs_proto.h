@@ -67,12 +67,26 @@ enum rfs_op {
     RFS_OP_RENAME,          /* data: old path (`aux` bytes), new path (`length` bytes);
                                flags RFS_RENAME_NOREPLACE */
     RFS_OP_SETATTR,         /* flags RFS_SET_*: mode, atime `offset`, mtime `length` (ns) */
+    /* Extent leases (docs/protocol.md "Leases"): flags is the kind
+     * (RFS_LEASE_*); TAKE covers `length` bytes from `offset`; TAKE and
+     * RELEASE carry RFS_LEASE_DATA bytes: the owner's token, the lease's
+     * number (TAKE) or the last one released (RELEASE), and the collective
+     * call the TAKE belongs to (0: none), u64 each. A server without
+     * leases answers RFS_E_PROTO and closes. */
+    RFS_OP_LEASE,
     RFS_OP_END
 };
 
-/* The first op of the namespace extension: a client asks for it before
+/* The ops of the namespace extension: a client asks for one before
  * relying on it, so that an old server's refusal names what is missing. */
 #define RFS_OP_FIRST_NS RFS_OP_STAT
+#define RFS_OP_LAST_NS  RFS_OP_SETATTR
+
+/* LEASE kinds */
+#define RFS_LEASE_TAKE    1u    /* wait until no other owner holds the range, then hold it */
+#define RFS_LEASE_RELEASE 2u    /* the owner's writes up to a lease's number have landed */
+#define RFS_LEASE_DRAIN   3u    /* the handle lands leased writes: its I/O never waits */
+#define RFS_LEASE_DATA    24
 
 /* RENAME flags */
 #define RFS_RENAME_NOREPLACE 1u
@@ -144,6 +158,7 @@ enum rfs_status {
     RFS_E_BUSY,             /* server at its connection limit (the refusal frame) */
     RFS_E_AUTH,             /* not authenticated: no or wrong key (the server closes) */
     RFS_E_NOTEMPTY,         /* directory not empty (namespace extension) */
+    RFS_E_HELD,             /* the range stayed leased past the server's lease timeout */
     RFS_E_END
 };
 
@@ -198,6 +213,8 @@ size_t rfs_dirent_decode(const uint8_t *in, size_t avail, uint32_t *type, const 
                          size_t *name_len);
 /* Whether a request of op carries paths in its variable part. */
 int rfs_op_has_path(unsigned op);
+/* Whether op is one of the namespace extension's (by path, no handle). */
+int rfs_op_is_ns(unsigned op);
 
 /*
  * Server side: check a request header and fixed part together. Returns 0

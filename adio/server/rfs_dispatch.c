@@ -21,6 +21,7 @@ static int access_allows(uint16_t op, uint32_t acc)
     case RFS_OP_LWRITE:
     case RFS_OP_FTRUNCATE:
     case RFS_OP_PREALLOC:
+    case RFS_OP_LEASE:
         return rfs_writable(acc);
     default:
         return 1;
@@ -53,6 +54,9 @@ static void on_handle(struct rfs_session *ss, uint16_t op, int fd, const struct 
         break;
     case RFS_OP_LOCK:
         rfs_file_lock(fd, r, res);
+        break;
+    case RFS_OP_LEASE:
+        rfs_file_lease(ss, r, res);
         break;
     case RFS_OP_SETVIEW:
         rfs_view_set(ss, r, res);
@@ -88,7 +92,7 @@ void rfs_dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *r, 
         rfs_file_unlink(ss, r, res);
         return;
     }
-    if (op >= RFS_OP_FIRST_NS) {
+    if (rfs_op_is_ns(op)) {
         rfs_ns_op(ss, op, r, res);
         return;
     }
@@ -99,7 +103,7 @@ void rfs_dispatch(struct rfs_session *ss, uint16_t op, const struct rfs_req *r, 
     }
     if (!access_allows(op, ss->accmode[r->handle]))
         res->status = RFS_E_BADF;
-    else
+    else if ((res->status = rfs_file_lease_wait(ss, op, r)) == RFS_OK)
         on_handle(ss, op, fd, r, var, res);
     /* A COLL goes with the next data request only, also one refused before
      * it reached the collective call. */

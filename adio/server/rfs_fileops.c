@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proto/wire_le.h"
 #include "server/rfs_log.h"
 #include "server/rfs_move.h"
 #include "server/rfs_path.h"
@@ -61,8 +62,16 @@ void rfs_file_open(struct rfs_session *ss, const struct rfs_req *r, struct rfs_r
         rfs_log(RFS_LOG_INFO, "%s: open %s: %s", ss->peer, path, rfs_status_str(res->status));
         return;
     }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        res->status = rfs_status_of_errno(errno);
+        close(fd);
+        return;
+    }
     ss->fd[r->handle] = fd;
     ss->accmode[r->handle] = r->flags & RFS_O_ACCMODE;
+    ss->file[r->handle] = (struct rfs_lease_file) { (uint64_t) st.st_dev, (uint64_t) st.st_ino };
+    ss->drains[r->handle] = 0;
     rfs_file_stat(fd, res);
     rfs_log(RFS_LOG_DEBUG, "%s: open %s as handle %u", ss->peer, path, r->handle);
 }
@@ -80,6 +89,7 @@ void rfs_file_unlink(struct rfs_session *ss, const struct rfs_req *r, struct rfs
 void rfs_file_close(struct rfs_session *ss, uint32_t handle, struct rfs_result *res)
 {
     int fd = ss->fd[handle];
+    rfs_lease_drop(ss->server->leases, &ss->file[handle]);
     ss->fd[handle] = -1;
     ss->coll_set[handle] = 0;
     dtype_free(ss->view[handle]);
@@ -110,8 +120,8 @@ void rfs_file_contig_io(struct rfs_session *ss, int fd, int is_write, const stru
 int rfs_file_pwrite_direct(struct rfs_session *ss, const struct rfs_req *r,
                            struct rfs_result *res)
 {
-    int fd = ss->fd[r->handle];
-    if (fd < 0 || !rfs_writable(ss->accmode[r->handle])) {
+    int fd = res->status == RFS_OK ? ss->fd[r->handle] : -1;
+    if (res->status == RFS_OK && (fd < 0 || !rfs_writable(ss->accmode[r->handle]))) {
         res->status = RFS_E_BADF;
         fd = -1;
     }
@@ -163,4 +173,76 @@ void rfs_file_lock(int fd, const struct rfs_req *r, struct rfs_result *res)
     /* No retry on EINTR: rfsd interrupts lock waits when it shuts down. */
     if (fcntl(fd, r->aux ? F_OFD_SETLKW : F_OFD_SETLK, &fl) < 0)
         res->status = rfs_status_of_errno(errno);
+}
+
+void rfs_file_lease(struct rfs_session *ss, const struct rfs_req *r, struct rfs_result *res)
+{
+    uint32_t h = r->handle;
+    if (r->flags == RFS_LEASE_DRAIN) {
+        ss->drains[h] = 1;
+        return;
+    }
+    struct rfs_lease_take l = {
+        .owner = le_get64(ss->buf), .id = le_get64(ss->buf + 8), .call = le_get64(ss->buf + 16),
+        .lo = r->offset, .hi = r->offset + r->length, .taker = &ss->file[h],
+    };
+    if (r->flags == RFS_LEASE_RELEASE)
+        rfs_lease_release(ss->server->leases, &ss->file[h], l.owner, l.id);
+    else if (l.owner == 0)
+        res->status = RFS_E_INVAL;      /* no owner's token: a plain access's mark */
+    else if (r->length > 0)             /* a striped file's object may have no share */
+        res->status = rfs_lease_take(ss->server->leases, &ss->file[h], &l,
+                                     ss->server->lease_timeout_ms);
+}
+
+/* The bytes a list request's pairs (in ss->buf) touch, first to last. */
+static void list_span(const struct rfs_session *ss, const struct rfs_req *r, uint64_t *lo,
+                      uint64_t *hi)
+{
+    *lo = UINT64_MAX;
+    *hi = 0;
+    for (uint32_t i = 0; i < r->aux; i++) {
+        uint64_t off, len;
+        rfs_pair_decode(ss->buf + (size_t) i * RFS_PAIR_SIZE, &off, &len);
+        if (len == 0)
+            continue;
+        *lo = off < *lo ? off : *lo;
+        *hi = off + len > *hi ? off + len : *hi;
+    }
+}
+
+int rfs_file_lease_wait(struct rfs_session *ss, uint16_t op, const struct rfs_req *r)
+{
+    uint64_t lo = r->offset, hi = r->offset + r->length;
+    if (ss->fd[r->handle] < 0 || ss->drains[r->handle])
+        return RFS_OK;
+    switch (op) {
+    case RFS_OP_PREAD:
+    case RFS_OP_PWRITE:
+        break;
+    case RFS_OP_FTRUNCATE:
+        lo = r->length;
+        hi = UINT64_MAX;
+        break;
+    case RFS_OP_LREAD:
+    case RFS_OP_LWRITE:
+        list_span(ss, r, &lo, &hi);
+        break;
+    case RFS_OP_VREAD:
+    case RFS_OP_VWRITE:
+        /* what a view reaches is known only while it is walked: all of it */
+        lo = 0;
+        hi = UINT64_MAX;
+        break;
+    default:
+        return RFS_OK;
+    }
+    if (lo >= hi)
+        return RFS_OK;
+    int rc = rfs_lease_wait(ss->server->leases, &ss->file[r->handle], lo, hi,
+                            ss->server->lease_timeout_ms);
+    if (rc != RFS_OK)
+        rfs_log(RFS_LOG_WARN, "%s: %s of bytes %llu..%llu: %s", ss->peer, rfs_op_name(op),
+                (unsigned long long) lo, (unsigned long long) hi, rfs_status_str(rc));
+    return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * The request engine's operations on whole files and contiguous runs:
  * OPEN, UNLINK, CLOSE, FSTAT, PREAD/PWRITE, FTRUNCATE, FSYNC, PREALLOC,
- * LOCK. Each sets the status and reply of res. Internal to adio/server.
+ * LOCK, LEASE. Each sets the status and reply of res. Internal to adio/server.
  * No MPI here.
  */
 #ifndef RFS_FILEOPS_H_INCLUDED
@@ -19,7 +19,8 @@ void rfs_file_stat(int fd, struct rfs_result *res);
 void rfs_file_contig_io(struct rfs_session *ss, int fd, int is_write, const struct rfs_req *r,
                         struct rfs_result *res);
 /* A large PWRITE from the socket to the file in the kernel; the data is
- * consumed even when the write cannot be done. < 0: stream failure. */
+ * consumed even when the write cannot be done (or res already failed it).
+ * < 0: stream failure. */
 int rfs_file_pwrite_direct(struct rfs_session *ss, const struct rfs_req *r,
                            struct rfs_result *res);
 void rfs_file_truncate(struct rfs_session *ss, int fd, const struct rfs_req *r,
@@ -27,5 +28,11 @@ void rfs_file_truncate(struct rfs_session *ss, int fd, const struct rfs_req *r,
 void rfs_file_sync(int fd, struct rfs_result *res);
 void rfs_file_prealloc(int fd, const struct rfs_req *r, struct rfs_result *res);
 void rfs_file_lock(int fd, const struct rfs_req *r, struct rfs_result *res);
+/* LEASE (rfs_lease.h): its data is in ss->buf. */
+void rfs_file_lease(struct rfs_session *ss, const struct rfs_req *r, struct rfs_result *res);
+/* Before a data request `op` on its handle (a list request's pairs in
+ * ss->buf): waits while others' leases hold the bytes it touches (not on
+ * a handle that drains leased writes). RFS_OK or RFS_E_HELD. */
+int rfs_file_lease_wait(struct rfs_session *ss, uint16_t op, const struct rfs_req *r);
 
 #endif /* RFS_FILEOPS_H_INCLUDED */

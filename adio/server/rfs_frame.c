@@ -180,6 +180,7 @@ int rfs_frame_serve_one(struct rfs_session *ss)
     uint64_t var = h.len - RFS_REQ_FIXED;
     if (res.status == RFS_OK && h.op == RFS_OP_PWRITE && var >= RFS_ZEROCOPY_MIN &&
         ss->conn->transport->recv_to_file) {
+        res.status = rfs_file_lease_wait(ss, h.op, &r);
         rc = rfs_file_pwrite_direct(ss, &r, &res);
         if (rc == 0 && ss->server->rate)
             rfs_rate_take(ss->server->rate, RFS_HDR_SIZE + h.len);

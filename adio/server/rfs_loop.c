@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "proto/rfs_proto.h"
+#include "server/rfs_lease.h"
 #include "server/rfs_log.h"
 #include "server/rfs_peers.h"
 
@@ -653,7 +654,8 @@ void rfs_loop_stop(struct rfs_loop *l)
 }
 
 /* Stop: wake every worker, cut the connections being served (and
- * interrupt lock waits) until every worker has ended, then end the rest. */
+ * interrupt lock and lease waits) until every worker has ended, then end
+ * the rest. */
 static void shut_down(struct rfs_loop *l)
 {
     uint64_t one = 1;
@@ -681,6 +683,7 @@ static void shut_down(struct rfs_loop *l)
                 alive++;
             }
         pthread_mutex_unlock(&l->lock);
+        rfs_lease_table_stop(l->server->leases);    /* and lease waits */
         reap(l);
         if (!alive)
             break;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "server/rfs_frame.h"
+#include "server/rfs_lease.h"
 #include "server/rfs_path.h"
 #include "server/rfs_session.h"
 
@@ -23,8 +24,16 @@ int rfs_server_init(struct rfs_server *s, const char *root)
     s->rate = NULL;
     s->keys = NULL;
     s->max_data = RFS_MAX_DATA;
+    s->lease_timeout_ms = RFS_LEASE_TIMEOUT_MS_DEFAULT;
     s->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    return s->root_fd < 0 ? -errno : 0;
+    if (s->root_fd < 0)
+        return -errno;
+    int rc = rfs_lease_table_new(&s->leases);
+    if (rc < 0) {
+        close(s->root_fd);
+        s->root_fd = -1;
+    }
+    return rc;
 }
 
 int rfs_server_check_keys(const struct rfs_server *s, char *err, size_t errlen)
@@ -47,6 +56,8 @@ void rfs_server_fini(struct rfs_server *s)
     if (s->root_fd >= 0)
         close(s->root_fd);
     s->root_fd = -1;
+    rfs_lease_table_free(s->leases);
+    s->leases = NULL;
 }
 
 int rfs_session_reserve(struct rfs_session *ss, uint64_t len)
@@ -98,8 +109,10 @@ void rfs_session_free(struct rfs_session *ss)
     if (!ss)
         return;
     for (int i = 0; i < RFS_MAX_HANDLES; i++) {
-        if (ss->fd[i] >= 0)
+        if (ss->fd[i] >= 0) {
+            rfs_lease_drop(ss->server->leases, &ss->file[i]);
             close(ss->fd[i]);
+        }
         dtype_free(ss->view[i]);
     }
     if (ss->key_root_fd >= 0)

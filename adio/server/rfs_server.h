@@ -28,9 +28,15 @@ struct rfs_server {
      * A call waits this long for a missing participant. */
     struct rfs_coll_table *coll;
     int coll_timeout_ms;
+    /* Extent leases (rfs_lease.h), made by rfs_server_init: a request on
+     * leased bytes waits at most this long for their holder's drain. */
+    struct rfs_lease_table *leases;
+    int lease_timeout_ms;
 };
 
-/* 0 or a negative errno (root missing, not a directory, ...). */
+#define RFS_LEASE_TIMEOUT_MS_DEFAULT 60000
+
+/* 0 or a negative errno (root missing, not a directory, no memory ...). */
 int rfs_server_init(struct rfs_server *s, const char *root);
 void rfs_server_fini(struct rfs_server *s);
 /* Check that the root of every key exists beneath the export root: 0, or

@@ -13,6 +13,7 @@
 #include "proto/rfs_auth.h"
 #include "proto/rfs_proto.h"
 #include "server/rfs_coll.h"
+#include "server/rfs_lease.h"
 #include "server/rfs_server.h"
 #include "stripe/stripe.h"
 
@@ -31,6 +32,8 @@ struct rfs_session {
     } auth;
     int fd[RFS_MAX_HANDLES];            /* -1: free */
     uint32_t accmode[RFS_MAX_HANDLES];  /* RFS_O_RDONLY/WRONLY/RDWR */
+    struct rfs_lease_file file[RFS_MAX_HANDLES];    /* the handle's file, for leases */
+    int drains[RFS_MAX_HANDLES];        /* LEASE DRAIN: its I/O lands leased writes */
     struct dtype *view[RFS_MAX_HANDLES];    /* filetype of the file view, or NULL */
     uint64_t view_disp[RFS_MAX_HANDLES];
     struct rfs_layout {                 /* LAYOUT of the handle; factor 0: none */

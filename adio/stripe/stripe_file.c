@@ -43,8 +43,8 @@ static int picked(const struct stripe_file *f, const struct stripe_route *r, uin
 
 /* One request to each slot picked in this pass, then every reply. */
 static int one_pass(struct stripe_file *f, uint16_t op, fill_fn fill, const void *arg,
-                    struct rfs_rep *replies, enum pick pick, const struct stripe_route *r,
-                    int after)
+                    const struct iovec *data, struct rfs_rep *replies, enum pick pick,
+                    const struct stripe_route *r, int after)
 {
     struct rfs_inflight sent[STRIPE_MAX_SLOTS];
     int status[STRIPE_MAX_SLOTS], go[STRIPE_MAX_SLOTS];
@@ -55,7 +55,7 @@ static int one_pass(struct stripe_file *f, uint16_t op, fill_fn fill, const void
             continue;
         if (fill)
             fill(f, p % f->layout.factor, arg, &req);
-        status[p] = rfs_send(f->obj[p].client, op, &req, NULL, 0, &sent[p]);
+        status[p] = rfs_send(f->obj[p].client, op, &req, data, data ? 1 : 0, &sent[p]);
     }
     for (uint32_t p = 0; p < stripe_slots(f); p++) {
         struct rfs_rep rep = { 0 };
@@ -72,12 +72,13 @@ static int one_pass(struct stripe_file *f, uint16_t op, fill_fn fill, const void
 }
 
 /*
- * The request to the slots picked; replies[p] gets slot p's fixed part.
+ * The request to the slots picked (the same data, if any, to each);
+ * replies[p] gets slot p's fixed part.
  * Returns the first failure (a transport failure first); a replicated
  * file goes on without the servers it loses, a read from another copy.
  */
 static int all_slots(struct stripe_file *f, uint16_t op, fill_fn fill, const void *arg,
-                     struct rfs_rep *replies, enum pick pick)
+                     const struct iovec *data, struct rfs_rep *replies, enum pick pick)
 {
     struct stripe_route r;
     int rc = 0;
@@ -90,9 +91,9 @@ static int all_slots(struct stripe_file *f, uint16_t op, fill_fn fill, const voi
         stripe_route_of(f, &r);
         if (pick == PICK_WRITE)
             f->skipped |= r.skip;       /* stripe_settle_writes marks them */
-        rc = one_pass(f, op, fill, arg, replies, pick, &r, 0);
+        rc = one_pass(f, op, fill, arg, data, replies, pick, &r, 0);
         if (rc == 0 && pick == PICK_WRITE && r.after)
-            rc = one_pass(f, op, fill, arg, replies, pick, &r, 1);
+            rc = one_pass(f, op, fill, arg, data, replies, pick, &r, 1);
         again = pick == PICK_READ && (f->down & r.avoid) != f->down;   /* lost one */
     }
     return pick == PICK_WRITE ? stripe_settle_writes(f, rc) : rc;
@@ -107,7 +108,7 @@ int stripe_size(struct stripe_file *f, uint64_t *size)
 {
     struct rfs_rep reps[STRIPE_MAX_SLOTS];
     struct stripe_route r;
-    int rc = all_slots(f, RFS_OP_FSTAT, NULL, NULL, reps, PICK_READ);
+    int rc = all_slots(f, RFS_OP_FSTAT, NULL, NULL, NULL, reps, PICK_READ);
     stripe_route_of(f, &r);
     *size = 0;
     for (uint32_t i = 0; rc == 0 && i < f->layout.factor; i++) {
@@ -137,12 +138,12 @@ int stripe_truncate(struct stripe_file *f, uint64_t size)
     if (size > STRIPE_MAX_OFFSET)
         return RFS_E_FBIG;
     stripe_wrote(f);
-    return all_slots(f, RFS_OP_FTRUNCATE, fill_truncate, &size, NULL, PICK_WRITE);
+    return all_slots(f, RFS_OP_FTRUNCATE, fill_truncate, &size, NULL, NULL, PICK_WRITE);
 }
 
 int stripe_sync(struct stripe_file *f)
 {
-    int rc = all_slots(f, RFS_OP_FSYNC, NULL, NULL, NULL, PICK_WRITE);
+    int rc = all_slots(f, RFS_OP_FSYNC, NULL, NULL, NULL, NULL, PICK_WRITE);
     for (uint32_t p = 0; rc == 0 && p < stripe_slots(f); p++)
         if (f->obj[p].client && !stripe_slot_lost(f, p))
             rfs_shared_synced(&f->obj[p]);
@@ -165,7 +166,38 @@ int stripe_prealloc(struct stripe_file *f, uint64_t offset, uint64_t len)
     if (offset > STRIPE_MAX_OFFSET || len > STRIPE_MAX_OFFSET - offset)
         return RFS_E_FBIG;
     stripe_wrote(f);
-    return all_slots(f, RFS_OP_PREALLOC, fill_prealloc, range, NULL, PICK_WRITE);
+    return all_slots(f, RFS_OP_PREALLOC, fill_prealloc, range, NULL, NULL, PICK_WRITE);
+}
+
+struct lease_args {
+    uint32_t kind;
+    uint64_t range[2];
+};
+
+/* A TAKE holds object i's local data in the logical range (a copy's
+ * bytes are leased on its own server: a read may go to any copy). */
+static void fill_lease(const struct stripe_file *f, uint32_t i, const void *arg,
+                       struct rfs_req *req)
+{
+    const struct lease_args *a = arg;
+    req->flags = a->kind;
+    if (a->kind == RFS_LEASE_TAKE)
+        fill_prealloc(f, i, a->range, req);
+}
+
+int stripe_lease(struct stripe_file *f, uint32_t kind, const struct rfs_lease_args *l)
+{
+    static const struct rfs_lease_args none;
+    const struct rfs_lease_args *la = l ? l : &none;
+    struct lease_args a = { kind, { la->offset, la->offset + la->length } };
+    uint8_t out[RFS_LEASE_DATA];
+    struct rfs_req unused;
+    struct iovec data = { out, kind == RFS_LEASE_DRAIN ? 0 : sizeof out };
+    if (la->offset > STRIPE_MAX_OFFSET || la->length > STRIPE_MAX_OFFSET - la->offset)
+        return RFS_E_FBIG;
+    rfs_lease_request(0, kind, la, &unused, out);
+    return all_slots(f, RFS_OP_LEASE, fill_lease, &a, data.iov_len ? &data : NULL, NULL,
+                     PICK_WRITE);
 }
 
 /* Locks are held by the server of object 0's first copy this open can

@@ -172,6 +172,10 @@ int stripe_size(struct stripe_file *f, uint64_t *size);
 int stripe_truncate(struct stripe_file *f, uint64_t size);
 int stripe_sync(struct stripe_file *f);
 int stripe_prealloc(struct stripe_file *f, uint64_t offset, uint64_t len);
+/* Extent leases over logical offsets (rfs_lease in rfs_client.h): a TAKE
+ * holds each object's share of [offset, offset + length) on every copy's
+ * server; RELEASE and DRAIN (l NULL) go to every copy too. */
+int stripe_lease(struct stripe_file *f, uint32_t kind, const struct rfs_lease_args *l);
 /* A byte-range lock over logical offsets, held by object 0's server. */
 int stripe_lock(struct stripe_file *f, uint32_t kind, uint64_t offset, uint64_t len, int wait);
 

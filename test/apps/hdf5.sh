@@ -3,7 +3,9 @@
 # source built with our mpicc: scripts/build-hdf5.sh) over the prefixes of
 # modes.sh. Each program writes its files under plain names in the mode's
 # directory, as HDF5's own `make check` does in testpar/.
-#   hdf5.sh PREFIX HDF5_DIR WORKDIR RESULTS MODE... [-- PROGRAM:NP...]
+#   hdf5.sh PREFIX HDF5_DIR WORKDIR RESULTS MODE... [-- PROGRAM:NP[:ARGS]...]
+# (ARGS with commas for blanks: testphdf5:2:-o,ccontw); APPS_REPEAT=N runs
+# each program N times.
 # Default programs and process counts: $HDF5_PROGRAMS below (at most 4
 # processes: HDF5's own default of 6 does not fit 2 cores).
 # A case passes when the program exits 0 (t_pflush1 always exits 1: it
@@ -21,8 +23,8 @@ t_prestart:2 t_init_term:2 t_shapesame:2 t_filters_parallel:2 t_pflush:2"
 # program.subtest of testphdf5 or t_shapesame, why). Over rdma: the cases
 # run in an rfs-mount (modes.sh): the tests that make, open, stat or remove
 # their file with POSIX or HDF5's serial driver do that through the mount.
-# Over abt: none since HDF5's files, opened read-write, are written through
-# (docs/abt.md).
+# Over abt: none (over abt:rfs: and abt:rdma: HDF5's files, opened
+# read-write, are buffered under the servers' leases: docs/abt.md).
 SKIPS="
 * t_cache_image HDF5's own CMake test list leaves it out (testpar/CMakeTests.cmake: do not test until new version is added); here it hangs over ufs: as well (smoke check 1, after rank 0's helper process)"
 
@@ -75,7 +77,9 @@ for mode in $modes; do
     mkdir -p "$dir"
     echo "HDF5's parallel tests over $mode"
     for entry in $programs; do
-        prog=${entry%%:*} np=${entry#*:} args=""
+        # PROGRAM:NP, or PROGRAM:NP:ARGS with commas for blanks
+        IFS=: read -r prog np args <<< "$entry"
+        args=${args//,/ }
         why=$(skip_reason "$SKIPS" "$mode" "$prog")
         if [ -n "$why" ]; then
             SKIPPED=$((SKIPPED + 1))
@@ -97,9 +101,11 @@ for mode in $modes; do
         for p in $prog ${prog}1 ${prog}2; do
             [ ! -f "$testpar/$p" ] || cp "$testpar/$p" "$dir/$p"
         done
-        # shellcheck disable=SC2086
-        run_case "hdf5.$mode.$prog.np$np" 900 env -C "$dir" $MODE_ENV bash "$self" --case \
-            "$np" "./$prog" $args
+        for r in $(seq 1 "${APPS_REPEAT:-1}"); do
+            # shellcheck disable=SC2086
+            run_case "hdf5.$mode.$prog.np$np$(repeat_suffix "$r")" 900 env -C "$dir" $MODE_ENV \
+                bash "$self" --case "$np" "./$prog" $args
+        done
     done
     # HDF5's h5dump (Debian's, serial, POSIX) on what its parallel example wrote
     # through MPI-IO in this mode (the driver's: mode_driver_ran, mode_made_by_driver)

@@ -12,9 +12,13 @@
 #   rdma-odd  the same with stripe unit 4099 (odd, dividing nothing)
 #   abt-rfs   abt: over rfs: (ROMIO_ABT_INNER=rfs:, ROMIO_FSTYPE_FORCE=abt:) to
 #             one rfsd whose export root is the directory, so a POSIX call or a
-#             serial tool on the same name sees the server's file
-#   abt-ufs   abt: over ufs: in a local directory
-APP_MODES_ALL="ufs rfs rdma rdma-odd abt-rfs abt-ufs"
+#             serial tool on the same name sees the server's file; read-write
+#             files buffered under the server's leases (abt_buffer_rdwr=auto)
+#   abt-rdma  abt: over rdma: (ROMIO_ABT_INNER=rdma:) as rdma above, in an
+#             rfs-mount of the 4 servers, read-write files buffered so too
+#   abt-ufs   abt: over ufs: in a local directory (read-write files written
+#             through)
+APP_MODES_ALL="ufs rfs rdma rdma-odd abt-rfs abt-rdma abt-ufs"
 
 # mode_setup MODE DIR: starts the servers MODE needs and sets MODE_DIR,
 # under DIR, where the mode's cases run, and MODE_ENV, the environment
@@ -41,11 +45,11 @@ mode_setup() {
             MODE_DIR=$dir/$mode
             start_rfsd "$MODE_DIR" "$dir" "apps-$mode" || return 1
             MODE_ENV="ROMIO_RFS_SERVER=127.0.0.1:$RFSD_PORT ROMIO_ABT_INNER=rfs:"
-            MODE_ENV="$MODE_ENV ROMIO_FSTYPE_FORCE=abt:"
+            MODE_ENV="$MODE_ENV ROMIO_FSTYPE_FORCE=abt: ROMIO_ABT_STATS=1 MODE_ABT_BUFFERED=1"
             ;;
-        rdma|rdma-odd)
+        rdma|rdma-odd|abt-rdma)
             unit=65536
-            [ "$mode" = rdma ] || unit=4099
+            [ "$mode" != rdma-odd ] || unit=4099
             start_rdma_servers 4 "$dir" "apps-$mode" || return 1
             printf 'striping_unit %s\nrdma_coll disk_directed\n' "$unit" > "$dir/$mode.hints"
             MODE_DIR=$dir/$mode
@@ -55,6 +59,8 @@ mode_setup() {
                 --servers="$RDMA_SERVERS" -o striping_unit=1048576 || return 1
             MODE_ENV="ROMIO_HINTS=$dir/$mode.hints MODE_OBJECT_ROOT=${RDMA_ROOTS%% *}"
             MODE_ENV="$MODE_ENV MODE_UNIT=$unit"
+            [ "$mode" != abt-rdma ] ||
+                MODE_ENV="$MODE_ENV ROMIO_FSTYPE_FORCE=abt: ROMIO_ABT_INNER=rdma: ROMIO_ABT_STATS=1 MODE_ABT_BUFFERED=1"
             ;;
         *) echo "unknown mode $mode (modes: $APP_MODES_ALL)" >&2; return 1 ;;
     esac
@@ -64,8 +70,15 @@ mode_setup() {
 # mode_driver_ran OUTPUT: over rfs:, that a case's output (its processes'
 # stderr) has the driver's statistics of a file it closed
 # (MODE_DRIVER_SAYS, "_" for a blank): MPI-IO went to the driver, not
-# through the mount. Elsewhere true.
+# through the mount; over abt:rfs: and abt:rdma: (MODE_ABT_BUFFERED), that
+# abt's statistics count buffered bytes: the read-write files were not
+# written through. Elsewhere true.
 mode_driver_ran() {
+    if [ -n "${MODE_ABT_BUFFERED:-}" ]; then
+        awk '/^abt stats:/ { for (i = 2; i <= NF; i++) if ($i == "bytes),") n += substr($(i - 1), 2) }
+             END { exit !(n > 0) }' "$1" ||
+            { echo "abt's statistics count no buffered bytes: the files were written through"; return 1; }
+    fi
     [ -n "${MODE_DRIVER_SAYS:-}" ] || return 0
     grep -q "^${MODE_DRIVER_SAYS//_/ }" "$1" ||
         { echo "no \"${MODE_DRIVER_SAYS//_/ }\" in the output: MPI-IO did not go to the driver"; false; }

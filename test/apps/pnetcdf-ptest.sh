@@ -7,7 +7,7 @@
 # PROGRAMs (DIR/NAME, as in the lists below) limit the run to those; the
 # process counts are the lists' own, at most 4 (make check-apps-full runs
 # them all; PNETCDF_NPROCS=N keeps only the count N, PNETCDF_NPROCS=lowest
-# the first of each list).
+# the first of each list); APPS_REPEAT=N runs each case N times.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 self=$here/$(basename "$0")
@@ -113,9 +113,12 @@ for mode in $modes; do
                 a=${args//OUT/$out} f=${files//OUT/$out}
                 bins=""
                 for p in ${progs//+/ }; do bins="$bins${bins:++}$src/test/$d/$p"; done
-                # shellcheck disable=SC2086
-                run_case "pnetcdf.$mode.$d.$name.np$n" 600 env -C "$dir" $MODE_ENV \
-                    bash "$self" --case "$n" "$bins" "${a//INQ/inq}" "$f" "$validator"
+                for r in $(seq 1 "${APPS_REPEAT:-1}"); do
+                    # shellcheck disable=SC2086
+                    run_case "pnetcdf.$mode.$d.$name.np$n$(repeat_suffix "$r")" 600 \
+                        env -C "$dir" $MODE_ENV \
+                        bash "$self" --case "$n" "$bins" "${a//INQ/inq}" "$f" "$validator"
+                done
             done
         done < <(cases_of "$d")
     done

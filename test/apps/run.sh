@@ -48,6 +48,19 @@ for mode in $APP_MODES_ALL; do
     suite pnetcdf "$mode" env PNETCDF_NPROCS="$ptest_nprocs" bash "$here/pnetcdf-ptest.sh" \
         "$prefix" "$pnetcdf_dir" "$work/pnetcdf.$mode" "$work/pnetcdf.$mode/res" "$mode"
 done
+# The programs that read fill values or old data over abt: before the
+# servers' leases (issue 37), ten runs each over abt:rfs: and abt:rdma:
+# with read-write files buffered (their statistics checked, as in every
+# abt-rfs and abt-rdma case).
+for mode in abt-rfs abt-rdma; do
+    mkdir -p "$work/hdf5x10.$mode" "$work/pnetcdfx10.$mode"
+    suite hdf5x10 "$mode" env APPS_REPEAT=10 bash "$here/hdf5.sh" "$prefix" "$hdf5_dir" \
+        "$work/hdf5x10.$mode" "$work/hdf5x10.$mode/res" "$mode" \
+        -- testphdf5:2:-o,ccontw t_filters_parallel:2
+    suite pnetcdfx10 "$mode" env APPS_REPEAT=10 PNETCDF_NPROCS=2 bash "$here/pnetcdf-ptest.sh" \
+        "$prefix" "$pnetcdf_dir" "$work/pnetcdfx10.$mode" "$work/pnetcdfx10.$mode/res" "$mode" \
+        -- nonblocking/i_varn_int64 nonblocking/bput_varn
+done
 for pass in rdma abt-rfs abt-ufs; do
     mkdir -p "$work/mpich-io.$pass"
     suite mpich-io "$pass" bash "$repo/test/mpich-io/run.sh" "$prefix" "$mpich_dir" \
@@ -60,7 +73,7 @@ echo "summary ($profile): passed/failed/skipped"
 printf '  %-10s' suite
 for mode in $APP_MODES_ALL; do printf ' %10s' "$mode"; done
 echo
-for name in hdf5 pnetcdf mpich-io; do
+for name in hdf5 pnetcdf hdf5x10 pnetcdfx10 mpich-io; do
     printf '  %-10s' "$name"
     for mode in $APP_MODES_ALL; do
         if [ ! -d "$work/$name.$mode" ]; then

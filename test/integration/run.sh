@@ -23,8 +23,8 @@ for t in rfs_clients rfsd_hostile rfsd_scale ../bench/scale_load; do
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
 for t in rfs_contig rfs_noncontig rfs_errors rfs_hints rfs_large rfs_nospace rfs_restart abt_basic \
-    abt_order abt_coll_visible abt_wait abt_strided abt_faults rdma_faults rfs_security rdma_subarray \
-    big_view open_count rdma_replicas; do
+    abt_order abt_coll_visible abt_wait abt_strided abt_faults abt_lease rdma_faults rfs_security \
+    rdma_subarray big_view open_count rdma_replicas; do
     "$mpicc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$work/bin/$t" "$here/$t.c" \
         || { echo "cannot build $t"; FAILED=$((FAILED + 1)); }
 done
@@ -133,6 +133,12 @@ else
     SKIPPED=$((SKIPPED + 1))
     echo "  SKIP abt_basic.stage_full (cannot mount a small tmpfs here)"
 fi
+# Read-write files buffered under the servers' leases (default hints): a
+# server at 4 MB/s, so that a buffered MiB is not in the file when its
+# write returns, and other processes' reads must wait for it.
+start_rfsd "$work/lease-root" "$work" lease --rate-limit 4 || exit 1
+run_case "abt_lease.rfs.np3" 120 $mpiexec -n 3 "$work/bin/abt_lease" \
+    "abt:rfs:127.0.0.1:$RFSD_PORT:/" "$work/lease-root/lease"
 # The inner server killed while the drain runs (a 4 MB/s link: seconds of work).
 start_rfsd "$work/slow-root" "$work" slow --rate-limit 4 || exit 1
 rfsd_killed "$RFSD_PID"
@@ -210,6 +216,10 @@ ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_subarray.np4" 300 $mpiexec -n 4 
     "$work/bin/rdma_subarray" "rdma:/d/" 2048
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "big_view.rdma.np2" 120 $mpiexec -n 2 \
     "$work/bin/big_view" "rdma:/d/"
+# leases on striped objects: 4 servers at 4 MB/s each
+start_rdma_servers 4 "$work" "lease-rdma" --rate-limit 4 || exit 1
+ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "abt_lease.rdma.np3" 120 $mpiexec -n 3 \
+    "$work/bin/abt_lease" "abt:rdma:/"
 replicas_case
 # MPICH 5 configured with the MPI standard ABI: programs built with
 # mpicc_abi link libmpi_abi, whose ROMIO (and the drivers) is compiled a
@@ -269,8 +279,8 @@ read -r _ stop_pid kill_pid _ <<< "$RDMA_PIDS"
 rfsd_killed "$kill_pid"
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_faults" 180 $mpiexec -n 1 \
     "$work/bin/rdma_faults" "rdma:/" "$stop_pid" "$kill_pid"
-# abt: stacked over rdma: (no sink of its own: drained through the inner
-# driver on the application's thread)
+# abt: stacked over rdma: (its sink: the striped file opened again, drained
+# on abt's thread; read-write files under the servers' leases)
 start_rdma_servers 2 "$work" "rdmaabt" || exit 1
 for r in $RDMA_ROOTS; do mkdir -p "$r/abt"; done
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "abt_basic.rdma.np2" 300 $mpiexec -n 2 \

@@ -98,7 +98,7 @@ static void faulty_close(void *ctx)
 }
 
 static const struct abt_sink_ops faulty_ops = {
-    "faulty", 1, faulty_pwrite, NULL, faulty_close
+    "faulty", 1, faulty_pwrite, NULL, faulty_close, NULL
 };
 
 /* Batches of the pieces sink, and the pieces in them. */
@@ -128,7 +128,7 @@ static int pieces_pwrite(void *ctx, const struct abt_piece *p, int n)
 }
 
 static const struct abt_sink_ops pieces_ops = {
-    "pieces", 1, faulty_pwrite, pieces_pwrite, faulty_close
+    "pieces", 1, faulty_pwrite, pieces_pwrite, faulty_close, NULL
 };
 
 static struct abt_sink sink_with(const struct abt_sink_ops *ops, const char *path,
@@ -538,6 +538,10 @@ struct mem_sink {
     uint64_t size;
     long delay_us;
     uint64_t writes, longest;   /* sink calls, and the longest */
+    /* leases: lease i (from 1) writes piece bytes of expect at (i - 1) * piece */
+    const uint8_t *expect;
+    uint64_t piece, released;
+    int early;                  /* a release came before its writes landed */
     atomic_int hold;            /* the drain thread waits while set */
     pthread_t app;              /* the test's thread, never held */
 };
@@ -565,7 +569,20 @@ static void mem_close(void *ctx)
     free(ctx);
 }
 
-static const struct abt_sink_ops mem_ops = { "memory", 1, mem_pwrite, NULL, mem_close };
+static const struct abt_sink_ops mem_ops = { "memory", 1, mem_pwrite, NULL, mem_close, NULL };
+
+static int mem_release(void *ctx, uint64_t upto)
+{
+    struct mem_sink *m = ctx;
+    if (upto <= m->released || memcmp(m->data, m->expect, upto * m->piece) != 0)
+        m->early = 1;
+    m->released = upto;
+    return 0;
+}
+
+static const struct abt_sink_ops lease_ops = {
+    "leases", 1, mem_pwrite, NULL, mem_close, mem_release
+};
 
 /* A memory sink of size bytes, touched so that its copies fault no page
  * in; the caller frees its data after the engine has closed it. */
@@ -759,6 +776,40 @@ static void test_records_merge_bounded(void **state)
     free(src);
 }
 
+/* Leases: each is released once every write made under it, and under the
+ * ones before it, has landed (buffered, staged or written through from a
+ * full pool), never before; abt_flush returns after the last release. */
+static void test_leases_released_after_landing(void **state)
+{
+    struct fixture *f = *state;
+    enum { PIECE = 64 << 10, LEASES = 48 };
+    uint8_t *src = mib_data(LEASES * PIECE);
+    struct mem_sink *m = mem_sink_new(LEASES * PIECE);
+    uint8_t *file = m->data;
+    m->delay_us = 2000;
+    m->expect = src;
+    m->piece = PIECE;
+    struct abt_config cfg = config(64 << 10, 256 << 10, f->stage);
+    struct abt_engine *e;
+    assert_int_equal(abt_engine_create(&e, &cfg, (struct abt_sink) { &lease_ops, m }), 0);
+    for (uint64_t i = 0; i < LEASES; i++) {
+        abt_lease_begin(e, i + 1);
+        abt_phase_begin(e);
+        assert_int_equal(abt_write(e, i * PIECE, src + i * PIECE, PIECE / 2), 0);
+        assert_int_equal(abt_write(e, i * PIECE + PIECE / 2, src + i * PIECE + PIECE / 2,
+                                   PIECE / 2), 0);
+        abt_phase_end(e);
+        abt_lease_end(e);
+    }
+    assert_int_equal(abt_flush(e), 0);
+    assert_int_equal(m->released, LEASES);
+    assert_false(m->early);
+    abt_engine_destroy(e);
+    assert_memory_equal(file, src, LEASES * PIECE);
+    free(file);
+    free(src);
+}
+
 /* One output phase of 300 writes through a 64 KiB pool to a slow sink,
  * with a cache file faster than the sink; compute_interval: the
  * computation expected after it (0: none seen). */
@@ -839,7 +890,7 @@ static void test_rfs_sink(void **state)
     assert_true(fd >= 0);
     close(fd);
     struct abt_sink sink;
-    assert_int_equal(abt_sink_rfs_open(&sink, "127.0.0.1", ts.port, "/abt.dat", &tcp_5s), 0);
+    assert_int_equal(abt_sink_rfs_open(&sink, "127.0.0.1", ts.port, "/abt.dat", &tcp_5s, 0), 0);
     struct abt_config cfg = config(64 << 10, 1 << 20, f->stage);
     struct abt_engine *e;
     assert_int_equal(abt_engine_create(&e, &cfg, sink), 0);
@@ -857,7 +908,7 @@ static void test_rfs_sink(void **state)
     assert_memory_equal(got, f->expect, f->end);
     free(got);
     /* a file the server does not have */
-    assert_int_equal(abt_sink_rfs_open(&sink, "127.0.0.1", ts.port, "/missing", &tcp_5s),
+    assert_int_equal(abt_sink_rfs_open(&sink, "127.0.0.1", ts.port, "/missing", &tcp_5s, 0),
                      -ENOENT);
     test_server_stop(&ts);
 }
@@ -885,6 +936,7 @@ int main(void)
         cmocka_unit_test(test_first_write_measures_drain),
         cmocka_unit_test(test_pause_without_drain_through),
         cmocka_unit_test(test_records_merge_bounded),
+        cmocka_unit_test_setup_teardown(test_leases_released_after_landing, setup, teardown),
         cmocka_unit_test(test_model),
         cmocka_unit_test_setup_teardown(test_rfs_sink, setup, teardown),
     };
