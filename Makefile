@@ -41,9 +41,10 @@
 #                        one collective open's cost for 2 to 32 processes, rfs: and rdma:
 #                        against ufs:, on loopback and the lab (open_cost.c)
 #   make bench-reg       registration costs (seed 000 Table 3) on the first verbs device
-#   make bench-lab       rfs:, rdma:, collective and abt: on the lab's virtual cluster against
-#                        iperf3 on the same links (LAB_RATE, default 500mbit; LAB_PARTS, default
-#                        "rfs tls rdma coll abt interleave", selects parts): docs/performance.md
+#   make bench-lab       rfs:, rdma:, collective and abt: (MPI-IO, HDF5, PnetCDF) on the lab's
+#                        virtual cluster against iperf3 on the same links (LAB_RATE, default
+#                        500mbit; LAB_PARTS, default "rfs tls rdma coll abt abtlib interleave
+#                        replicas mount", selects parts): docs/performance.md
 
 # MPICH_SOURCE: an MPICH release tarball or source tree (4.0.x, 4.2.x, 4.3.x,
 # 5.0.x) to build the drivers into; without it, Debian's own MPICH (bookworm
@@ -290,9 +291,10 @@ bench-rdma: all
 bench-coll: all
 	@bash test/bench/coll.sh $(CURDIR)
 
-bench-lab: all
+bench-lab: all pnetcdf hdf5
 	@bash scripts/install-deps.sh bench-lab
-	@bash test/bench/lab.sh $(CURDIR) $(or $(LAB_RATE),500mbit)
+	@HDF5_DIR=$(HDF5_DIR) PNETCDF_DIR=$(PNETCDF_DIR) bash test/bench/lab.sh $(CURDIR) \
+	    $(or $(LAB_RATE),500mbit)
 
 # Registration costs (seed 000, Table 3) through ibv_reg_mr on the first
 # verbs device: only in the soft-RoCE VM (test/rdma-vm/); elsewhere it says

@@ -24,9 +24,15 @@
 #     LAB_ABT_RATE (160mbit): PEAK (ufs: on tmpfs: no server link), rfs:
 #     alone and abt:rfs:, runs alternated; then abt:rfs: against rfs: with
 #     the server's link unshaped too.
-# LAB_PARTS (default "rfs tls rdma coll abt interleave replicas mount") selects the
-# parts; rdma and replicas measure their link baseline themselves when rfs is
-# not among them.
+#   - abtlib: the same writer and setting with each snapshot written through
+#     HDF5 and through PnetCDF (lib_bench.c), which open their files
+#     read-write: PEAK (abt_bench's, the same bytes), the library over rfs:
+#     alone and over abt:rfs: (abt_buffer_rdwr's default), runs alternated.
+# LAB_PARTS (default "rfs tls rdma coll abt abtlib interleave replicas mount")
+# selects the parts; rdma and replicas measure their link baseline themselves
+# when rfs is not among them.
+# HDF5_DIR and PNETCDF_DIR (make bench-lab passes them): the HDF5 and PnetCDF
+# that make hdf5 and make pnetcdf built with this MPICH, for abtlib.
 # LAB_RDMA_ROWS (default all) selects rdma's rows as CLIENTS:N:UNIT words
 # (e.g. "4:4:1048576 2:8:65536"); LAB_RDMA_HINTS (default: the driver's
 # own) gives NAME=VALUE hints whose runs follow each other in each row, a
@@ -56,7 +62,7 @@
 #   lab.sh REPO [RATE] [REPS] [OUT]
 set -u
 repo=$1
-parts=" ${LAB_PARTS:-rfs tls rdma coll abt interleave replicas mount} "
+parts=" ${LAB_PARTS:-rfs tls rdma coll abt abtlib interleave replicas mount} "
 rdma_ranks=${LAB_RDMA_RANKS:-4}
 rate=${2:-500mbit}
 reps=${3:-3}
@@ -76,6 +82,12 @@ for tool in iperf3 gnuplot; do
     command -v $tool > /dev/null || { echo "bench-lab: $tool is missing (make bench-lab installs it)" >&2; exit 1; }
 done
 part() { [[ $parts == *" $1 "* ]]; }
+# abtlib's libraries, built by make hdf5 and make pnetcdf (where the archive
+# gives no PnetCDF source, .unavailable says so: leave abtlib out)
+for dir in ${HDF5_DIR:-none} ${PNETCDF_DIR:-none}; do
+    part abtlib || break
+    [ -f "$dir/.built" ] || { echo "bench-lab: abtlib needs HDF5_DIR and PNETCDF_DIR as make bench-lab gives them ($dir: $(cat "$dir/.unavailable" 2> /dev/null || echo not built))" >&2; exit 1; }
+done
 nserv=4
 ! part rdma || nserv=8
 # the lab's directory, so each client host's stage directory, on tmpfs too
@@ -84,6 +96,11 @@ for prog in rfs_bench coll_bench abt_bench interleave_bench; do
     "$PREFIX/bin/mpicc" -O2 -D_GNU_SOURCE -std=c11 -o "$work/$prog" "$repo/test/bench/$prog.c" \
         || exit 1
 done
+# abtlib's writer, against the static libraries those builds left
+! part abtlib || "$PREFIX/bin/mpicc" -O2 -D_GNU_SOURCE -std=c11 -I"$HDF5_DIR/src/src" \
+    -I"$PNETCDF_DIR/src/src/include" -o "$work/lib_bench" "$repo/test/bench/lib_bench.c" \
+    "$HDF5_DIR/src/src/.libs/libhdf5.a" "$PNETCDF_DIR/src/src/libs/.libs/libpnetcdf.a" \
+    -lz -lm -ldl || exit 1
 read -ra clients <<< "$LAB_CLIENTS"
 read -ra servs <<< "$LAB_SERVERS"
 
@@ -416,48 +433,84 @@ bench_coll() {
 }
 
 # abt_once FILE COMPUTE_S SNAPSHOTS N [-c] HINTS...: "visible-MB/s compute-s
-# close-s closed-MB/s sweeps drain-cpu-s" of abt_bench, 4 ranks on client
-# hosts 0 and 1; drain-cpu-s, the CPU time of abt's drain threads (all
-# ranks), only with ABT_STATS set (the statistics are printed inside the
-# close, which some tables count)
+# close-s closed-MB/s sweeps drain-cpu-s buffered-MB through-MB" of
+# abt_bench (with ABT_LIB set, lib_bench -l $ABT_LIB: the same writer
+# through HDF5 or PnetCDF), 4 ranks on client hosts 0 and 1; the last
+# three, all ranks' CPU time of abt's drain threads and the bytes abt
+# buffered and wrote through, only with ABT_STATS set (the statistics are
+# printed inside the close, which some tables count)
 abt_once() {
-    local file=$1 compute=$2 snaps=$3 n=$4 flag=""
+    local file=$1 compute=$2 snaps=$3 n=$4 prog=("$work/abt_bench")
     shift 4
-    [ "${1:-}" != -c ] || { flag=-c; shift; }
+    [ -z "${ABT_LIB:-}" ] || prog=("$work/lib_bench" -l "$ABT_LIB")
+    [ "${1:-}" != -c ] || { prog+=(-c); shift; }
     env ${ABT_STATS:+ROMIO_ABT_STATS=1} "$LAB_MPIEXEC" -hosts "${clients[0]},${clients[1]}" \
-        -ppn 2 -n 4 "$work/abt_bench" $flag "$file" "$compute" "$snaps" "$n" \
+        -ppn 2 -n 4 "${prog[@]}" "$file" "$compute" "$snaps" "$n" \
         cb_config_list='*:*' cb_nodes=4 "$@" > "$work/res" 2> "$work/err" \
         || { cat "$work/res" "$work/err" >&2; return 1; }
     awk '$1 == "visible_MBps" { r = $2 " " $10 " " $6 " " $14 " " $16 }
-         /^abt stats:/ { for (i = 4; i <= NF; i++) if ($(i - 3) == "thread" && $(i - 2) == "CPU")
-                             cpu += $(i - 1) }
-         END { printf "%s %.3f\n", r, cpu }' "$work/res" "$work/err"
+         /^abt stats:/ { for (i = 4; i <= NF; i++) {
+                             if ($(i - 3) == "thread" && $(i - 2) == "CPU") cpu += $(i - 1)
+                             if ($i ~ /^buffered,?$/ && $(i - 1) == "MB") buf += $(i - 2)
+                             if ($i == "through),") through += substr($(i - 3), 2) } }
+         END { printf "%s %.3f %.1f %.1f\n", r, cpu, buf, through }' "$work/res" "$work/err"
 }
 
-# slowdown CONFIG: the median over the passes of CONFIG's computation time
-# against PEAK's in the same pass, as a ratio
+# slowdown RUNS BASE: the median over the passes of the computation time of
+# RUNS's run against BASE's in the same pass (files of abt_once's lines, a
+# pass a line), as a ratio
 slowdown() {
-    paste -d' ' <(cut -d' ' -f2 "$work/abt-$1") <(cut -d' ' -f2 "$work/abt-peak") \
-        | awk '{ print $1 / $2 }' | median
+    paste -d' ' <(cut -d' ' -f2 "$1") <(cut -d' ' -f2 "$2") | awk '{ print $1 / $2 }' | median
+}
+
+# abt_row CELLS STEM C BASE GOAL: a row of the abt tables, CELLS its first
+# cells, from the runs of STEM-C against PEAK's in STEM-peak: visible MB/s,
+# its share of PEAK's, compute s, slowdown against STEM-BASE ("-" for BASE
+# itself), drain thread CPU (its share of the cores' time in the
+# computation phases), final close s
+abt_row() {
+    local cells=$1 stem=$2 c=$3 base=$4 goal=$5 v k cl dc slow=""
+    read -r v k cl _ _ dc _ <<< "$(medians "$stem-$c")"
+    [ "$c" = "$base" ] || slow=$(slowdown "$stem-$c" "$stem-$base")
+    row "$(awk -v cells="$cells" -v v="$v" -v k="$k" -v cl="$cl" -v dc="$dc" -v slow="$slow" \
+        -v pv="$(medians "$stem-peak" | cut -d' ' -f1)" -v cores="$(nproc)" -v snaps="$abt_snaps" \
+        -v goal="$goal" 'BEGIN {
+        printf "| %s | %.1f | %.0f%% | %.3f | %s | %s | %.3f | %s |", cells, v, 100 * v / pv, k,
+            (slow == "" ? "-" : sprintf("%+.1f%%", 100 * (slow - 1))),
+            (dc > 0 ? sprintf("%.3f s, %.2f%%", dc, 100 * dc / (snaps * k * cores)) : "-"), cl, goal }')"
+}
+
+# bench-abt's writer in the lab (parts abt and abtlib): 4 ranks, 5
+# snapshots of their 64^3 blocks of doubles (8 MB), abt's buffers twice a
+# rank's share; rfsd on server host 0 behind a link at abt_rate
+abt_rate=${LAB_ABT_RATE:-160mbit}
+abt_snaps=5
+abt_share=$((8 * 64 * 64 * 64))
+abt_large="abt_max_memory=$((2 * abt_share)) abt_buffer_size=$((abt_share / 4))"
+abt_srv="rfs:${srv%%,*}:"
+
+# abt_setup: the paper's setting, for abt and abtlib: the client hosts'
+# interconnect fast (two-phase's exchange, PEAK's only traffic), the link
+# to the file server slow. Measured once for both parts: the link's iperf3
+# MB/s (abt_lw) and the sweeps of 1.0 s of computation (abt_sweeps), which
+# every run of either part computes.
+abt_setup() {
+    rates none "${clients[0]}" "${clients[1]}"
+    rates "$abt_rate" "${servs[0]}"
+    mkdir -p "$work/peak"
+    [ -z "${abt_sweeps:-}" ] || return 0
+    abt_lw=$(printf '%.1f' "$(iperf3_mbs "${clients[0]}" "${servs[0]}")")
+    # unrecorded: the calibration also writes into memory the VM has not
+    # used lately (bench_abt's warm-up below)
+    abt_sweeps=$(logged "abt calibration" abt_once "ufs:$work/peak/cal" 1.0 1 64) || exit 1
+    abt_sweeps=$(echo "$abt_sweeps" | cut -d' ' -f5)
+    rm -f "$work"/peak/*
 }
 
 bench_abt() {
-    local arate=${LAB_ABT_RATE:-160mbit} share=$((8 * 64 * 64 * 64)) lw r c cfg file pat args col
-    local abt_srv="rfs:${srv%%,*}:" large pv sweeps snaps=5
-    local -A v k cl dc
-    large="abt_max_memory=$((2 * share)) abt_buffer_size=$((share / 4))"
-    mkdir -p "$work/peak"
-    # the paper's setting: the client hosts' interconnect fast (two-phase's
-    # exchange, PEAK's only traffic), the link to the file server slow
-    rates none "${clients[0]}" "${clients[1]}"
-    rates "$arate" "${servs[0]}"
-    lw=$(printf '%.1f' "$(iperf3_mbs "${clients[0]}" "${servs[0]}")")
-    # every run computes as many sweeps as 1.0 s took in this one (unrecorded:
-    # it also writes into memory the VM has not used lately, see below)
-    sweeps=$(logged "abt calibration" abt_once "ufs:$work/peak/cal" 1.0 1 64) || exit 1
-    sweeps=$(echo "$sweeps" | cut -d' ' -f5)
-    rm -f "$work"/peak/*
-    heading "abt:rfs: periodic output (bench-abt's writer: 4 ranks on client hosts 0 and 1, $snaps snapshots of 8 MB, 1.0 s computation: $sweeps sweeps in every run), rfsd on server host 0 behind a $arate link (iperf3 $lw MB/s), client hosts' links unshaped, medians of $reps alternated runs"
+    local r c cfg file pat args col
+    abt_setup
+    heading "abt:rfs: periodic output (bench-abt's writer: 4 ranks on client hosts 0 and 1, $abt_snaps snapshots of 8 MB, 1.0 s computation: $abt_sweeps sweeps in every run), rfsd on server host 0 behind a $abt_rate link (iperf3 $abt_lw MB/s), client hosts' links unshaped, medians of $reps alternated runs"
     row "| config | visible MB/s | of PEAK | compute s | slowdown | drain thread CPU | final close s | goal |"
     row "|---|---|---|---|---|---|---|---|"
     for c in peak rfs abt; do : > "$work/abt-$c"; done
@@ -466,30 +519,21 @@ bench_abt() {
             case $c in
                 peak) file="ufs:$work/peak/p$r" cfg="" ;;
                 rfs) file="$abt_srv/abt-rfs$r" cfg="" ;;
-                abt) file="abt:$abt_srv/abt-abt$r" cfg=$large ;;
+                abt) file="abt:$abt_srv/abt-abt$r" cfg=$abt_large ;;
             esac
             # shellcheck disable=SC2086
-            ABT_STATS=1 logged "abt $arate $c" abt_once "$file" "@$sweeps" "$snaps" 64 $cfg \
-                >> "$work/abt-$c" || exit 1
+            ABT_STATS=1 logged "abt $abt_rate $c" abt_once "$file" "@$abt_sweeps" "$abt_snaps" 64 \
+                $cfg >> "$work/abt-$c" || exit 1
             rm -f "$work"/peak/* "$work"/srv0-root/abt-*
         done
     done
-    for c in peak rfs abt; do
-        read -r "v[$c]" "k[$c]" "cl[$c]" _ _ "dc[$c]" <<< "$(medians "$work/abt-$c")"
-    done
-    pv=${v[peak]}
     for c in peak rfs abt; do
         case $c in
             peak) cfg="PEAK (ufs: on the client hosts' tmpfs)" ;;
             rfs) cfg="rfs: alone" ;;
             abt) cfg="abt:rfs:, buffers 4 MiB per rank (twice its share)" ;;
         esac
-        row "$(awk -v cfg="$cfg" -v v="${v[$c]}" -v k="${k[$c]}" -v cl="${cl[$c]}" -v pv="$pv" \
-            -v slow="$(slowdown $c)" -v dc="${dc[$c]}" -v cores="$(nproc)" -v snaps="$snaps" \
-            -v goal="$([ $c = abt ] && echo '>= 95%, <= 3%' || echo -)" 'BEGIN {
-            printf "| %s | %.1f | %.0f%% | %.3f | %+.1f%% | %s | %.3f | %s |", cfg, v, 100 * v / pv, k,
-                100 * (slow - 1), (dc > 0 ? sprintf("%.3f s, %.2f%%", dc, 100 * dc / (snaps * k * cores)) : "-"),
-                cl, goal }')"
+        abt_row "$cfg" "$work/abt" $c peak "$([ $c = abt ] && echo '>= 95%, <= 3%' || echo -)"
     done
     row ""
     row "visible MB/s: snapshot bytes over the time inside MPI_File_write_all (slowest rank per call);"
@@ -535,6 +579,57 @@ bench_abt() {
     row "pattern (each rank its 16 MiB block of each of 24 snapshots in 1 MiB independent writes), MB/s"
     row "with the final close counted."
     rates "$rate" "${clients[0]}" "${clients[1]}" "${servs[0]}"
+}
+
+# abtlib_once LIB MODE: abt_once's line of one run: PEAK (abt_bench into
+# ufs: on tmpfs, bench_abt's PEAK: the bytes LIB writes), LIB over rfs:
+# alone, or LIB over abt:rfs: with bench_abt's abt hints and no more: the
+# file is opened read-write, abt_buffer_rdwr's default decides
+abtlib_once() {
+    local file lib=$1 hints=""
+    case $2 in
+        peak) file="ufs:$work/peak/p" lib="" ;;
+        rfs) file="$abt_srv/lib-rfs" ;;
+        abt) file="abt:$abt_srv/lib-abt" hints=$abt_large ;;
+    esac
+    # shellcheck disable=SC2086  # the hints are words of their own
+    ABT_STATS=1 ABT_LIB=$lib abt_once "$file" "@$abt_sweeps" "$abt_snaps" 64 $hints || return 1
+    rm -f "$work"/peak/* "$work"/srv0-root/lib-*
+}
+
+# HDF5 and PnetCDF writing bench-abt's periodic output in bench_abt's setting
+bench_abtlib() {
+    local lib c cfg line through=()
+    abt_setup
+    heading "HDF5 and PnetCDF periodic output over abt:rfs: (bench-abt's writer, lib_bench.c: 4 ranks on client hosts 0 and 1, $abt_snaps snapshots of 8 MB written through the library into a file it opens read-write, $abt_sweeps sweeps of computation in every run), rfsd on server host 0 behind a $abt_rate link (iperf3 $abt_lw MB/s), client hosts' links unshaped, medians of $reps alternated runs"
+    row "| library | path | visible MB/s | of PEAK | compute s | slowdown | drain thread CPU | close s | goal |"
+    row "|---|---|---|---|---|---|---|---|---|"
+    for lib in hdf5 pnetcdf; do
+        alternated "abtlib $abt_rate $lib" "$work/abtlib-$lib" "peak rfs abt" abtlib_once "$lib" \
+            || exit 1
+        for c in peak rfs abt; do
+            case $c in
+                peak) cfg="PEAK (abt_bench, ufs: on the client hosts' tmpfs)" ;;
+                rfs) cfg="rfs: alone" ;;
+                abt) cfg="abt:rfs:, buffers 4 MiB per rank" ;;
+            esac
+            abt_row "$lib | $cfg" "$work/abtlib-$lib" $c rfs \
+                "$([ $c = abt ] && echo '>= 90%, <= 5%' || echo -)"
+        done
+        through+=("$lib $(medians "$work/abtlib-$lib-abt" | cut -d' ' -f7,8)")
+    done
+    row ""
+    for line in "${through[@]}"; do
+        # shellcheck disable=SC2086  # library, buffered MB, through MB
+        row "$(printf 'abt:rfs: under %s: abt buffered %s MB and wrote %s MB through in a run (all ranks, medians, from ROMIO_ABT_STATS; a file abt does not buffer counts in neither).' $line)"
+    done
+    row ""
+    row "visible MB/s: snapshot bytes over the time inside the library's calls for a snapshot (HDF5:"
+    row "its dataset's H5Dcreate, collective H5Dwrite and H5Dclose; PnetCDF: ncmpi_put_vara_all of"
+    row "its record), the slowest rank per snapshot; PEAK: bench_abt's, abt_bench's MPI_File_write_all"
+    row "of the same 8 MB per snapshot with no server link; compute s: the mean computation phase;"
+    row "slowdown: against rfs: alone's in the same pass, the median over the passes; drain thread CPU"
+    row "as in the abt table; close s: H5Fclose or ncmpi_close, with the drain of what abt still holds."
 }
 
 # interleave_once SEG LAYOUT MODE: "write-MiB/s read-MiB/s" of 64 segments
@@ -675,6 +770,7 @@ bench_mount() {
 ! part rdma || bench_rdma
 ! part coll || bench_coll
 ! part abt || bench_abt
+! part abtlib || bench_abtlib
 ! part interleave || bench_interleave
 ! part replicas || bench_replicas
 ! part mount || bench_mount
