@@ -104,6 +104,28 @@ static void test_request_validation(void **state)
     r.flags = RFS_LOCK_WRITE;
     assert_int_equal(rfs_req_validate(&h, &r), RFS_OK);
 
+    /* LEASE: its kind, then exactly its data (none for DRAIN), a range
+     * that stays an off_t */
+    memset(&r, 0, sizeof r);
+    h = req_hdr(RFS_OP_LEASE, RFS_LEASE_DATA);
+    r.flags = RFS_LEASE_TAKE;
+    r.length = 10;
+    assert_int_equal(rfs_req_validate(&h, &r), RFS_OK);
+    r.offset = (uint64_t) INT64_MAX - 5;
+    assert_int_equal(rfs_req_validate(&h, &r), RFS_E_INVAL);
+    r.offset = 0;
+    h = req_hdr(RFS_OP_LEASE, RFS_LEASE_DATA - 1);
+    assert_int_equal(rfs_req_validate(&h, &r), RFS_E_PROTO);
+    h = req_hdr(RFS_OP_LEASE, RFS_LEASE_DATA);
+    r.flags = RFS_LEASE_DRAIN;
+    assert_int_equal(rfs_req_validate(&h, &r), RFS_E_PROTO);
+    h = req_hdr(RFS_OP_LEASE, 0);
+    assert_int_equal(rfs_req_validate(&h, &r), RFS_OK);
+    r.flags = 0;
+    assert_int_equal(rfs_req_validate(&h, &r), RFS_E_INVAL);
+    r.flags = RFS_LEASE_DRAIN + 1;
+    assert_int_equal(rfs_req_validate(&h, &r), RFS_E_INVAL);
+
     h = req_hdr(0, 0);
     assert_int_equal(rfs_req_validate(&h, &r), RFS_E_PROTO);
     h = req_hdr(RFS_OP_END, 0);
