@@ -206,8 +206,9 @@ static void list_span(const struct rfs_session *ss, const struct rfs_req *r, uin
         rfs_pair_decode(ss->buf + (size_t) i * RFS_PAIR_SIZE, &off, &len);
         if (len == 0)
             continue;
+        uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;    /* refused later */
         *lo = off < *lo ? off : *lo;
-        *hi = off + len > *hi ? off + len : *hi;
+        *hi = end > *hi ? end : *hi;
     }
 }
 
