@@ -433,12 +433,13 @@ bench_coll() {
 }
 
 # abt_once FILE COMPUTE_S SNAPSHOTS N [-c] HINTS...: "visible-MB/s compute-s
-# close-s closed-MB/s sweeps drain-cpu-s buffered-MB through-MB" of
+# close-s closed-MB/s sweeps drain-cpu-s buffered-MB through-MB leases" of
 # abt_bench (with ABT_LIB set, lib_bench -l $ABT_LIB: the same writer
 # through HDF5 or PnetCDF), 4 ranks on client hosts 0 and 1; the last
-# three, all ranks' CPU time of abt's drain threads and the bytes abt
-# buffered and wrote through, only with ABT_STATS set (the statistics are
-# printed inside the close, which some tables count)
+# four, all ranks' CPU time of abt's drain threads, the bytes abt
+# buffered and wrote through and the leases it took, only with ABT_STATS
+# set (the statistics are printed inside the close, which some tables
+# count)
 abt_once() {
     local file=$1 compute=$2 snaps=$3 n=$4 prog=("$work/abt_bench")
     shift 4
@@ -452,8 +453,10 @@ abt_once() {
          /^abt stats:/ { for (i = 4; i <= NF; i++) {
                              if ($(i - 3) == "thread" && $(i - 2) == "CPU") cpu += $(i - 1)
                              if ($i ~ /^buffered,?$/ && $(i - 1) == "MB") buf += $(i - 2)
-                             if ($i == "through),") through += substr($(i - 3), 2) } }
-         END { printf "%s %.3f %.1f %.1f\n", r, cpu, buf, through }' "$work/res" "$work/err"
+                             if ($i == "through),") through += substr($(i - 3), 2)
+                             if ($i == "leases,") leases += $(i - 1) } }
+         END { printf "%s %.3f %.1f %.1f %d\n", r, cpu, buf, through, leases }' \
+        "$work/res" "$work/err"
 }
 
 # slowdown RUNS BASE: the median over the passes of the computation time of
@@ -616,12 +619,12 @@ bench_abtlib() {
             abt_row "$lib | $cfg" "$work/abtlib-$lib" $c rfs \
                 "$([ $c = abt ] && echo '>= 90%, <= 5%' || echo -)"
         done
-        through+=("$lib $(medians "$work/abtlib-$lib-abt" | cut -d' ' -f7,8)")
+        through+=("$lib $(medians "$work/abtlib-$lib-abt" | cut -d' ' -f7-9)")
     done
     row ""
     for line in "${through[@]}"; do
-        # shellcheck disable=SC2086  # library, buffered MB, through MB
-        row "$(printf 'abt:rfs: under %s: abt buffered %s MB and wrote %s MB through in a run (all ranks, medians, from ROMIO_ABT_STATS; a file abt does not buffer counts in neither).' $line)"
+        # shellcheck disable=SC2086  # library, buffered MB, through MB, leases
+        row "$(printf 'abt:rfs: under %s: abt buffered %s MB and wrote %s MB through in a run, taking %s leases (all ranks, medians, from ROMIO_ABT_STATS; a file abt does not buffer counts in neither).' $line)"
     done
     row ""
     row "visible MB/s: snapshot bytes over the time inside the library's calls for a snapshot (HDF5:"

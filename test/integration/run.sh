@@ -134,11 +134,11 @@ else
     echo "  SKIP abt_basic.stage_full (cannot mount a small tmpfs here)"
 fi
 # Read-write files buffered under the servers' leases (default hints): a
-# server at 4 MB/s, so that a buffered MiB is not in the file when its
-# write returns, and other processes' reads must wait for it.
-start_rfsd "$work/lease-root" "$work" lease --rate-limit 4 || exit 1
+# server at 2 MB/s, so that a buffered MiB's write returns long before the
+# server could answer for it, and other processes' reads must wait for it.
+start_rfsd "$work/lease-root" "$work" lease --rate-limit 2 || exit 1
 run_case "abt_lease.rfs.np3" 120 $mpiexec -n 3 "$work/bin/abt_lease" \
-    "abt:rfs:127.0.0.1:$RFSD_PORT:/" "$work/lease-root/lease"
+    "abt:rfs:127.0.0.1:$RFSD_PORT:/" 2
 # The inner server killed while the drain runs (a 4 MB/s link: seconds of work).
 start_rfsd "$work/slow-root" "$work" slow --rate-limit 4 || exit 1
 rfsd_killed "$RFSD_PID"
@@ -216,10 +216,10 @@ ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "rdma_subarray.np4" 300 $mpiexec -n 4 
     "$work/bin/rdma_subarray" "rdma:/d/" 2048
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "big_view.rdma.np2" 120 $mpiexec -n 2 \
     "$work/bin/big_view" "rdma:/d/"
-# leases on striped objects: 4 servers at 4 MB/s each
-start_rdma_servers 4 "$work" "lease-rdma" --rate-limit 4 || exit 1
+# leases on striped objects: 4 servers at 1 MB/s each
+start_rdma_servers 4 "$work" "lease-rdma" --rate-limit 1 || exit 1
 ROMIO_RDMA_SERVERS=$RDMA_SERVERS run_case "abt_lease.rdma.np3" 120 $mpiexec -n 3 \
-    "$work/bin/abt_lease" "abt:rdma:/"
+    "$work/bin/abt_lease" "abt:rdma:/" 4
 replicas_case
 # MPICH 5 configured with the MPI standard ABI: programs built with
 # mpicc_abi link libmpi_abi, whose ROMIO (and the drivers) is compiled a

@@ -79,11 +79,11 @@ run_case "openmpi.abt_rfs_contig.np4" 120 $mpiexec -n 4 "$work/bin/rfs_contig" \
 run_case "openmpi.abt_order.rfs.np2" 120 $mpiexec -n 2 "$work/bin/abt_order" "abt:$rfs/abt-order/"
 mkdir -p "$root/abt-wait"
 run_case "openmpi.abt_wait.rfs.np3" 60 $mpiexec -n 3 "$work/bin/abt_wait" "abt:$rfs/abt-wait/"
-# read-write files under the server's leases: a server at 4 MB/s, so that a
-# buffered MiB is not in the file when its write returns
-start_rfsd "$work/lease-root" "$work" lease --rate-limit 4 || exit 1
+# read-write files under the server's leases: a server at 2 MB/s, so that a
+# buffered MiB's write returns long before the server could answer for it
+start_rfsd "$work/lease-root" "$work" lease --rate-limit 2 || exit 1
 run_case "openmpi.abt_lease.rfs.np3" 120 $mpiexec -n 3 "$work/bin/abt_lease" \
-    "abt:rfs:127.0.0.1:$RFSD_PORT:/" "$work/lease-root/lease"
+    "abt:rfs:127.0.0.1:$RFSD_PORT:/" 2
 
 echo "Open MPI: rdma: striped over 2 and 4 servers"
 for layout in "2 4096" "4 1000"; do
