@@ -88,11 +88,12 @@ static int defer(ADIO_File fd, ADIOI_ABT_File *a)
     return 1;
 }
 
-/* The engine's last word: 0 or an MPI error code. */
+/* The engine's last word: 0 or an MPI error code. Not deferred where
+ * leases hold the buffered bytes: they end with the inner file's close. */
 static int close_engine(ADIO_File fd, ADIOI_ABT_File *a, const char *myname)
 {
     int deferrable = a->defer_close && a->background && !(fd->access_mode & ADIO_DELETE_ON_CLOSE) &&
-                     abt_error(a->engine) == 0;
+                     !ADIOI_ABT_Leasing(fd) && abt_error(a->engine) == 0;
     if (deferrable && defer(fd, a))
         return MPI_SUCCESS;
     int rc = abt_flush(a->engine);

@@ -326,7 +326,7 @@ int rfs_errno_from_status(int status)
         [RFS_E_TOOBIG] = EMSGSIZE, [RFS_E_ESCAPE] = EXDEV, [RFS_E_NOLCK] = ENOLCK,
         [RFS_E_DEADLK] = EDEADLK, [RFS_E_NOMEM] = ENOMEM, [RFS_E_FBIG] = EFBIG,
         [RFS_E_BUSY] = EBUSY, [RFS_E_AUTH] = EACCES, [RFS_E_NOTEMPTY] = ENOTEMPTY,
-        [RFS_E_HELD] = ETIMEDOUT,
+        [RFS_E_HELD] = ETIMEDOUT, [RFS_E_LOST] = EIO,
     };
     return status >= 0 && status < RFS_E_END ? err[status] : EIO;
 }
@@ -359,6 +359,8 @@ const char *rfs_status_str(int status)
         [RFS_E_NOTEMPTY] = "directory not empty",
         [RFS_E_HELD] = "range still held by another process's buffered writes "
                        "(their holder did not land them within the server's lease timeout)",
+        [RFS_E_LOST] = "another process's buffered writes to the range were lost "
+                       "(it ended before they landed)",
     };
     return status >= 0 && status < RFS_E_END ? names[status] : "unknown status";
 }

@@ -159,6 +159,7 @@ enum rfs_status {
     RFS_E_AUTH,             /* not authenticated: no or wrong key (the server closes) */
     RFS_E_NOTEMPTY,         /* directory not empty (namespace extension) */
     RFS_E_HELD,             /* the range stayed leased past the server's lease timeout */
+    RFS_E_LOST,             /* the range's holder went before its buffered writes landed */
     RFS_E_END
 };
 

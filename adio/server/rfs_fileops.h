@@ -32,7 +32,8 @@ void rfs_file_lock(int fd, const struct rfs_req *r, struct rfs_result *res);
 void rfs_file_lease(struct rfs_session *ss, const struct rfs_req *r, struct rfs_result *res);
 /* Before a data request `op` on its handle (a list request's pairs in
  * ss->buf): waits while others' leases hold the bytes it touches (not on
- * a handle that drains leased writes). RFS_OK or RFS_E_HELD. */
+ * a handle that drains leased writes). RFS_OK, RFS_E_HELD, or RFS_E_LOST
+ * for a read whose wait ended because the holder went. */
 int rfs_file_lease_wait(struct rfs_session *ss, uint16_t op, const struct rfs_req *r);
 
 #endif /* RFS_FILEOPS_H_INCLUDED */

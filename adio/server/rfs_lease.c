@@ -23,6 +23,17 @@ struct lease {
     struct rfs_lease_take l;
 };
 
+/* Leases that ended with their holder's handle (its process gone, or its
+ * drain failed: what it held never landed), kept for the waiters of that
+ * moment; the newest LOST_KEPT. */
+#define LOST_KEPT 64
+
+struct lost {
+    struct rfs_lease_file file;
+    uint64_t lo, hi;
+    unsigned long drop;         /* its number among the drops */
+};
+
 struct rfs_lease_table {
     pthread_mutex_t mu;
     pthread_cond_t changed;     /* a lease went, or the server stops */
@@ -30,6 +41,8 @@ struct rfs_lease_table {
     size_t n, cap;
     atomic_size_t live;         /* n, read without the lock */
     unsigned long stops;        /* rfs_lease_table_stop calls */
+    unsigned long drops;        /* leases ended with their holder */
+    struct lost lost[LOST_KEPT];    /* drop d at d % LOST_KEPT */
 };
 
 int rfs_lease_table_new(struct rfs_lease_table **out)
@@ -101,19 +114,35 @@ static struct timespec deadline_after(int ms)
     return d;
 }
 
-/* Waits (lock held) while the range is held against `by`: RFS_OK or
- * RFS_E_HELD. */
+/* Did a lease on a byte of [lo, hi) of f end with its holder since drop
+ * `since` (or may one have: more have ended than are kept)? */
+static int lost_since(const struct rfs_lease_table *t, const struct rfs_lease_file *f,
+                      uint64_t lo, uint64_t hi, unsigned long since)
+{
+    if (t->drops - since > LOST_KEPT)
+        return 1;
+    for (unsigned long d = since + 1; d <= t->drops; d++) {
+        const struct lost *l = &t->lost[d % LOST_KEPT];
+        if (same_file(&l->file, f) && l->lo < hi && lo < l->hi)
+            return 1;
+    }
+    return 0;
+}
+
+/* Waits (lock held) while the range is held against `by`: RFS_OK,
+ * RFS_E_HELD, or RFS_E_LOST for a plain access whose wait ended because a
+ * holder went before its bytes landed. */
 static int wait_free(struct rfs_lease_table *t, const struct rfs_lease_file *f,
                      const struct rfs_lease_take *by, int timeout_ms)
 {
     struct timespec deadline = deadline_after(timeout_ms);
-    unsigned long stops = t->stops;
+    unsigned long stops = t->stops, drops = t->drops;
     while (held(t, f, by)) {
         if (pthread_cond_timedwait(&t->changed, &t->mu, &deadline) == ETIMEDOUT ||
             t->stops != stops)
             return held(t, f, by) ? RFS_E_HELD : RFS_OK;
     }
-    return RFS_OK;
+    return by->owner == 0 && lost_since(t, f, by->lo, by->hi, drops) ? RFS_E_LOST : RFS_OK;
 }
 
 /* A lease that nl may join: the same owner, taker and call, touching it. */
@@ -199,6 +228,7 @@ void rfs_lease_release(struct rfs_lease_table *t, const struct rfs_lease_file *f
     pthread_mutex_unlock(&t->mu);
 }
 
+/* A lease of the holder `taker` that is gone: kept as lost. */
 static int taken_through(const struct lease *l, const void *taker)
 {
     return l->l.taker == taker;
@@ -209,6 +239,14 @@ void rfs_lease_drop(struct rfs_lease_table *t, const void *taker)
     if (t == NULL || atomic_load(&t->live) == 0)
         return;
     pthread_mutex_lock(&t->mu);
+    for (size_t i = 0; i < t->n; i++) {
+        const struct lease *l = &t->v[i];
+        if (taken_through(l, taker)) {
+            t->drops++;
+            t->lost[t->drops % LOST_KEPT] =
+                (struct lost) { l->file, l->l.lo, l->l.hi, t->drops };
+        }
+    }
     drop_where(t, taken_through, taker);
     pthread_mutex_unlock(&t->mu);
 }

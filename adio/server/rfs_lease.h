@@ -12,8 +12,9 @@
  * file) and are numbered by it in the order of its writes; a release drops
  * the owner's leases up to a number. A lease is dropped too when the
  * handle it was taken through closes (the holder is gone: what it still
- * held is lost with it). Waits are bounded: past the timeout the request
- * fails with RFS_E_HELD. One table per server, shared by all connections.
+ * held is lost with it, and a read that waited for it fails with
+ * RFS_E_LOST rather than return the old bytes). Waits are bounded: past
+ * the timeout the request fails with RFS_E_HELD. One table per server, shared by all connections.
  * Internal to adio/server. No MPI here.
  */
 #ifndef RFS_LEASE_H_INCLUDED
@@ -49,10 +50,13 @@ int rfs_lease_take(struct rfs_lease_table *t, const struct rfs_lease_file *f,
 /* owner's drain has landed the writes of its leases up to `upto`. */
 void rfs_lease_release(struct rfs_lease_table *t, const struct rfs_lease_file *f,
                        uint64_t owner, uint64_t upto);
-/* The leases taken through `taker` (its handle closed). */
+/* The leases taken through `taker` (its handle closed): its holder is
+ * gone before they were released, so what they held never landed. */
 void rfs_lease_drop(struct rfs_lease_table *t, const void *taker);
 /* Waits until nobody holds a lease on any byte of [lo, hi) of f: RFS_OK,
- * or RFS_E_HELD after timeout_ms. Returns at once where no lease lives. */
+ * RFS_E_HELD after timeout_ms, or RFS_E_LOST when a lease it waited for
+ * ended with its holder (the bytes it held are not in the file). Returns
+ * at once where no lease lives. */
 int rfs_lease_wait(struct rfs_lease_table *t, const struct rfs_lease_file *f, uint64_t lo,
                    uint64_t hi, int timeout_ms);
 

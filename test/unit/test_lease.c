@@ -1,8 +1,9 @@
 /* Extent leases against the real request engine over loopback: a read,
  * a write, a truncation and another owner's lease on leased bytes wait
  * until the owner's drain releases them (and see its data), the holder's
- * handle closing ends them, and a holder that never lands them fails the
- * waiter after the server's lease timeout. */
+ * handle closing ends them (a waiting read learns its bytes were lost),
+ * and a holder that never lands them fails the waiter after the server's
+ * lease timeout. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -200,23 +201,29 @@ static void test_owners_take_in_turn(void **state)
     rfs_client_close(&drain);
 }
 
+/* A holder that goes before its bytes landed (its handle closed, its
+ * connection ended): a waiting read fails with LOST, a waiting
+ * truncation goes on, and later reads are served. */
 static void test_holder_gone(void **state)
 {
     (void) state;
     struct rfs_client holder, reader;
     struct waiter w;
+    uint8_t got[10];
+    uint64_t n;
     open_on(&holder, "/h", RFS_O_RDWR | RFS_O_CREAT);
     open_on(&reader, "/h", RFS_O_RDWR);
     assert_int_equal(take(&holder, OWNER_A, 1, 0, 10), RFS_OK);
     start_waiter(&w, &reader, READ, 0, 10);
     still_waiting(&w);
     assert_int_equal(rfs_close(&holder, 0), RFS_OK);    /* its handle's leases end */
-    finish(&w, RFS_OK);
-    /* and with the connection */
+    finish(&w, RFS_E_LOST);
+    assert_int_equal(rfs_pread(&reader, 0, got, 10, 0, &n), RFS_OK);
+    /* and with the connection; a truncation goes on */
     struct rfs_stat st;
     assert_int_equal(rfs_open(&holder, 0, "/h", RFS_O_RDWR, 0, &st), RFS_OK);
     assert_int_equal(take(&holder, OWNER_A, 2, 0, 10), RFS_OK);
-    start_waiter(&w, &reader, READ, 5, 1);
+    start_waiter(&w, &reader, TRUNCATE, 5, 0);
     still_waiting(&w);
     rfs_client_close(&holder);
     finish(&w, RFS_OK);
