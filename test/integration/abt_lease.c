@@ -23,18 +23,6 @@ static unsigned char byte_of(int round, int r, MPI_Offset i)
     return (unsigned char)(round * 37 + r * 11 + i % 249 + 1);
 }
 
-static void check_hint(MPI_File fh, const char *key, const char *expect)
-{
-    MPI_Info info;
-    char value[MPI_MAX_INFO_VAL + 1];
-    int flag;
-    CHECK_MPI(MPI_File_get_info(fh, &info));
-    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
-    CHECK(flag && strcmp(value, expect) == 0, "%s is %s, expected %s", key,
-          flag ? value : "(not set)", expect);
-    MPI_Info_free(&info);
-}
-
 static void check_block(const unsigned char *got, int round, int owner, const char *when)
 {
     for (MPI_Offset i = 0; i < BLOCK; i++)
@@ -60,10 +48,8 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR,
                             MPI_INFO_NULL, &fh));
-    if (romio_info_reported()) {
-        check_hint(fh, "abt_buffer_rdwr", "auto");
-        check_hint(fh, "romio_visibility_immediate", "true");
-    }
+    info_expect(fh, "abt_buffer_rdwr", "auto");
+    info_expect(fh, "romio_visibility_immediate", "true");
 
     /* one writer, every other rank reads at once */
     for (int round = 0; round < ROUNDS; round++) {
